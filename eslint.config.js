@@ -1,0 +1,73 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = [
+  'assert', 'async_hooks', 'buffer', 'child_process', 'cluster', 'crypto', 'dgram', 'dns', 'events',
+  'fs', 'fs/promises', 'http', 'http2', 'https', 'net', 'os', 'path', 'perf_hooks', 'process',
+  'stream', 'timers', 'tls', 'url', 'util', 'worker_threads', 'zlib',
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'test/apiserver/.cache/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'off',
+    },
+  },
+  {
+    // The decision core is pure: no I/O, no clocks, no frameworks. Time is passed in.
+    files: ['shared/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...nodeBuiltins.map((name) => ({ name, message: 'shared/core is pure: no Node built-ins.' })),
+          ],
+          patterns: [
+            { group: ['node:*'], message: 'shared/core is pure: no node:* imports.' },
+            { group: ['express', 'express/*'], message: 'shared/core is pure: no express.' },
+            { group: ['@kubernetes/*'], message: 'shared/core is pure: no Kubernetes client.' },
+            { group: ['pino', 'pino/*', 'pino-*'], message: 'shared/core is pure: no logger.' },
+            { group: ['cloudevents', 'cloudevents/*'], message: 'shared/core is pure: no CloudEvents SDK.' },
+            { group: ['../kube/*', '../runtime/*', '../../functions/*'], message: 'shared/core imports only shared/core.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'shared/core is pure: configuration is passed in.' },
+        { name: 'fetch', message: 'shared/core is pure: no I/O.' },
+        { name: 'setTimeout', message: 'shared/core is pure: no timers.' },
+        { name: 'setInterval', message: 'shared/core is pure: no timers.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'shared/core is pure: time is passed in.' },
+        { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: 'shared/core is pure: time is passed in.' },
+      ],
+    },
+  },
+  {
+    // process.env is read in exactly one place: the config loader.
+    files: ['functions/**/*.ts', 'shared/**/*.ts'],
+    ignores: ['shared/runtime/env.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Read configuration through shared/runtime/env.ts only.' },
+      ],
+    },
+  },
+);

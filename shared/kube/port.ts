@@ -1,0 +1,96 @@
+// The port the functions use to talk to Kubernetes. The real implementation is
+// shared/kube/client.ts (on @kubernetes/client-node); tests run it against a real API server.
+// Every method throws only KubeError subclasses (see errors.ts).
+
+import type { AgRef, ArtifactGenerator, Condition, PackageSource } from '../core/types.js';
+
+export interface ReadOptions {
+  /** Serve from the API server's watch cache (resourceVersion=0): cheaper, may be slightly stale. */
+  cached?: boolean;
+}
+
+export interface ListOptions extends ReadOptions {
+  /** Restrict to one namespace; all namespaces when absent. */
+  namespace?: string;
+  /** Page size (default 500). */
+  limit?: number;
+  /** Continue token from the previous page. */
+  continueToken?: string;
+}
+
+export interface ListPage<T> {
+  items: T[];
+  /** Present when there are more pages. */
+  continueToken?: string;
+  resourceVersion?: string;
+}
+
+export interface WriteOptions {
+  /** When set, the write carries metadata.resourceVersion as a precondition (Conflict when stale). */
+  resourceVersion?: string;
+}
+
+/** Annotation values to set (string) or delete (null), sent as a JSON merge patch. */
+export type AnnotationPatch = Record<string, string | null>;
+
+/** A Knative PingSource, reduced to the fields this product uses. */
+export interface PingSource {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    creationTimestamp?: string;
+  };
+  spec?: {
+    schedule?: string;
+    timezone?: string;
+    contentType?: string;
+    data?: string;
+    sink?: unknown;
+  };
+}
+
+export interface KubePort {
+  getArtifactGenerator(ref: AgRef, opts?: ReadOptions): Promise<ArtifactGenerator>;
+  listArtifactGenerators(opts?: ListOptions): Promise<ListPage<ArtifactGenerator>>;
+  getPackageSource(name: string, opts?: ReadOptions): Promise<PackageSource>;
+  listPackageSources(opts?: Omit<ListOptions, 'namespace'>): Promise<ListPage<PackageSource>>;
+
+  /** Merge-patch metadata.annotations of an AG (main resource). */
+  patchArtifactGeneratorAnnotations(
+    ref: AgRef,
+    annotations: AnnotationPatch,
+    opts?: WriteOptions,
+  ): Promise<ArtifactGenerator>;
+  /** Merge-patch status.conditions of an AG through the status subresource. */
+  patchArtifactGeneratorConditions(
+    ref: AgRef,
+    conditions: Condition[],
+    opts?: WriteOptions,
+  ): Promise<ArtifactGenerator>;
+  /** Merge-patch status.conditions of a PackageSource through the status subresource. */
+  patchPackageSourceConditions(
+    name: string,
+    conditions: Condition[],
+    opts?: WriteOptions,
+  ): Promise<PackageSource>;
+
+  getPingSource(namespace: string, name: string): Promise<PingSource>;
+  createPingSource(namespace: string, body: PingSource): Promise<PingSource>;
+  /** Merge-patch a PingSource (metadata and spec). */
+  patchPingSource(
+    namespace: string,
+    name: string,
+    patch: Record<string, unknown>,
+    opts?: WriteOptions,
+  ): Promise<PingSource>;
+  /** Delete with an optional resourceVersion precondition. NotFound when already gone. */
+  deletePingSource(namespace: string, name: string, opts?: WriteOptions): Promise<void>;
+}
+
+/** The field manager every write names. */
+export const FIELD_MANAGER = 'source-watcher-recovery';
