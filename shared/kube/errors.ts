@@ -8,7 +8,12 @@ export class KubeError extends Error {
   /** The API server's HTTP status, for logs only; never an HTTP status of a function. */
   readonly statusCode: number | undefined;
 
-  constructor(kind: KubeErrorKind, message: string, statusCode?: number, options?: { cause?: unknown }) {
+  constructor(
+    kind: KubeErrorKind,
+    message: string,
+    statusCode?: number,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = `Kube${kind}Error`;
     this.kind = kind;

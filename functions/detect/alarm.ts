@@ -1,0 +1,154 @@
+// The follow-up alarm's I/O: read, create, re-program or delete the one PingSource, with
+// resourceVersion preconditions. The plan comes from shared/core/alarm.ts.
+
+import {
+  ANNOTATION_ALARM_MOMENT,
+  cronFor,
+  planEnsure,
+  planSettle,
+} from '../../shared/core/alarm.js';
+import { formatTimeNano, parseTime } from '../../shared/core/time.js';
+import { PING_API_VERSION, PING_KIND } from '../../shared/core/types.js';
+import type { Clock } from '../../shared/runtime/clock.js';
+import type { FunctionConfig } from '../../shared/runtime/env.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import { isKubeError } from '../../shared/kube/errors.js';
+import type { KubePort, PingSource } from '../../shared/kube/port.js';
+import type { FollowUps } from './deps.js';
+
+const MAX_ROUNDS = 4;
+
+interface Armed {
+  readonly exists: boolean;
+  readonly moment: number | null;
+  readonly resourceVersion: string | undefined;
+}
+
+export function createAlarmFollowUps(deps: {
+  kube: KubePort;
+  clock: Clock;
+  config: Pick<FunctionConfig, 'alarm'>;
+}): FollowUps {
+  const { namespace, name, sinkBroker } = deps.config.alarm;
+  // The last armed moment this instance saw. While it is in the future, it can only move earlier
+  // (see shared/core/alarm.ts), so an event due after it needs no read at all.
+  let knownFutureMoment: number | null = null;
+
+  const read = async (): Promise<Armed> => {
+    try {
+      const ps = await deps.kube.getPingSource(namespace, name);
+      return {
+        exists: true,
+        moment: parseTime(ps.metadata?.annotations?.[ANNOTATION_ALARM_MOMENT]),
+        resourceVersion: ps.metadata?.resourceVersion,
+      };
+    } catch (e) {
+      if (isKubeError(e, 'NotFound'))
+        return { exists: false, moment: null, resourceVersion: undefined };
+      throw e;
+    }
+  };
+
+  const write = async (armed: Armed, moment: number): Promise<void> => {
+    const annotations = { [ANNOTATION_ALARM_MOMENT]: formatTimeNano(moment) };
+    const spec = {
+      schedule: cronFor(moment),
+      timezone: 'UTC',
+      contentType: 'application/json',
+      data: JSON.stringify({ purpose: 'follow-up', due: formatTimeNano(moment) }),
+    };
+    if (!armed.exists) {
+      const body: PingSource = {
+        apiVersion: PING_API_VERSION,
+        kind: PING_KIND,
+        metadata: {
+          name,
+          namespace,
+          annotations,
+          labels: { 'app.kubernetes.io/part-of': 'source-watcher-recovery' },
+        },
+        spec: {
+          ...spec,
+          sink: {
+            ref: {
+              apiVersion: 'eventing.knative.dev/v1',
+              kind: 'Broker',
+              name: sinkBroker,
+              namespace,
+            },
+          },
+        },
+      };
+      await deps.kube.createPingSource(namespace, body);
+    } else {
+      await deps.kube.patchPingSource(
+        namespace,
+        name,
+        { metadata: { annotations }, spec },
+        armed.resourceVersion !== undefined ? { resourceVersion: armed.resourceVersion } : {},
+      );
+    }
+  };
+
+  /** Runs `step` until it stops conflicting (create races give Conflict too). */
+  const withRetries = async (step: () => Promise<void>): Promise<void> => {
+    for (let round = 1; ; round++) {
+      try {
+        await step();
+        return;
+      } catch (e) {
+        if (!isKubeError(e, 'Conflict') || round >= MAX_ROUNDS) throw e;
+      }
+    }
+  };
+
+  return {
+    async ensureBy(dueMs: number, log: Logger): Promise<void> {
+      const now = deps.clock.now();
+      if (planEnsure(knownFutureMoment, dueMs, now).kind === 'keep') return;
+      await withRetries(async () => {
+        const armed = await read();
+        const plan = planEnsure(armed.moment, dueMs, deps.clock.now());
+        if (plan.kind === 'keep') {
+          knownFutureMoment = armed.moment;
+          return;
+        }
+        await write(armed, plan.moment);
+        knownFutureMoment = plan.moment;
+        log.info(
+          { alarmAt: formatTimeNano(plan.moment), due: formatTimeNano(dueMs) },
+          'follow-up armed',
+        );
+      });
+    },
+
+    async settle(earliestDueMs: number | null, log: Logger): Promise<void> {
+      await withRetries(async () => {
+        const armed = await read();
+        const now = deps.clock.now();
+        const plan = planSettle(armed.moment, armed.exists, earliestDueMs, now);
+        if (plan.kind === 'keep') {
+          knownFutureMoment = armed.moment !== null && armed.moment > now ? armed.moment : null;
+          return;
+        }
+        if (plan.kind === 'delete') {
+          try {
+            await deps.kube.deletePingSource(
+              namespace,
+              name,
+              armed.resourceVersion !== undefined ? { resourceVersion: armed.resourceVersion } : {},
+            );
+          } catch (e) {
+            if (!isKubeError(e, 'NotFound')) throw e;
+          }
+          knownFutureMoment = null;
+          log.info({}, 'follow-up alarm removed');
+          return;
+        }
+        await write(armed, plan.moment);
+        knownFutureMoment = plan.moment;
+        log.info({ alarmAt: formatTimeNano(plan.moment) }, 'follow-up re-programmed');
+      });
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import type { Clock } from '../../shared/runtime/clock.js';
+import type { Emitter } from '../../shared/runtime/broker-emitter.js';
+import type { FunctionConfig } from '../../shared/runtime/env.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import type { KubePort } from '../../shared/kube/port.js';
+
+/** Exact follow-ups without timers: detect programs a PingSource to fire when an AG is due. */
+export interface FollowUps {
+  /** Make sure a follow-up fires no later than `dueMs`. Writes nothing when one already does. */
+  ensureBy(dueMs: number, log: Logger): Promise<void>;
+  /** After a full sweep: program exactly the earliest due time, or remove the alarm when none. */
+  settle(earliestDueMs: number | null, log: Logger): Promise<void>;
+}
+
+export interface DetectDeps {
+  readonly kube: KubePort;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly config: FunctionConfig;
+  readonly emitter: Emitter;
+  readonly followUps: FollowUps;
+}

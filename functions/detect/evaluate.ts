@@ -1,0 +1,83 @@
+// One AG through the decision core: which action event to emit (if any) and when the AG must be
+// looked at again. Shared by the event path and the sweep.
+
+import { decide, nextCheckAt, readTracking, type Decision } from '../../shared/core/index.js';
+import type { ArtifactGenerator } from '../../shared/core/types.js';
+import {
+  ACTION_CLEAR_TRACKING,
+  ACTION_FORCE,
+  ACTION_SOURCE,
+  ACTION_STALLED,
+  type ActionData,
+  type ActionType,
+} from '../../shared/core/events.js';
+import { formatTimeNano } from '../../shared/core/time.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import type { DetectDeps } from './deps.js';
+
+export interface Evaluation {
+  readonly decision: Decision;
+  readonly action: ActionType | undefined;
+  /** A future moment to look again, or null. */
+  readonly nextCheck: number | null;
+}
+
+export function actionFor(decision: Decision): ActionType | undefined {
+  switch (decision.kind) {
+    case 'force':
+    case 'resume':
+      return ACTION_FORCE;
+    case 'give-up':
+      return ACTION_STALLED;
+    case 'healthy':
+      return decision.clearTracking ? ACTION_CLEAR_TRACKING : undefined;
+    case 'wait':
+    case 'ignore':
+      return undefined;
+  }
+}
+
+export function evaluate(ag: ArtifactGenerator, now: number, deps: DetectDeps): Evaluation {
+  const cfg = deps.config.recovery;
+  const decision = decide(ag, now, cfg);
+  const next = nextCheckAt(ag, now, cfg);
+  return {
+    decision,
+    action: actionFor(decision),
+    nextCheck: next !== null && next > now ? next : null,
+  };
+}
+
+/** Emits the evaluation's action event, if any. Throws EmitError when the Broker refuses it. */
+export async function emitAction(
+  ag: ArtifactGenerator,
+  evaluation: Evaluation,
+  now: number,
+  deps: DetectDeps,
+  log: Logger,
+): Promise<void> {
+  const type = evaluation.action;
+  if (type === undefined) return;
+  const meta = ag.metadata ?? {};
+  const namespace = meta.namespace ?? '';
+  const name = meta.name ?? '';
+  const data: ActionData = {
+    namespace,
+    name,
+    ...(meta.uid !== undefined ? { uid: meta.uid } : {}),
+    resourceVersion: meta.resourceVersion ?? '',
+    attempts: readTracking(ag, now, deps.config.recovery).attempts,
+    decidedAt: formatTimeNano(now),
+  };
+  await deps.emitter.emit({
+    type,
+    source: ACTION_SOURCE,
+    subject: `${namespace}/${name}`,
+    data,
+    time: now,
+  });
+  log.info(
+    { namespace, name, decision: evaluation.decision.kind, attempt: data.attempts, action: type },
+    'action emitted',
+  );
+}

@@ -1,0 +1,108 @@
+// detect: decides, never writes AGs or PackageSources. AG events are evaluated one by one; a ping
+// (the resync or a follow-up alarm) sweeps every AG and re-programs the follow-up alarm.
+
+import {
+  APISERVER_ADD,
+  APISERVER_DELETE,
+  APISERVER_REF_ADD,
+  APISERVER_REF_DELETE,
+  APISERVER_REF_UPDATE,
+  APISERVER_UPDATE,
+  PING,
+} from '../../shared/core/events.js';
+import { parseArtifactGenerator } from '../../shared/core/parse.js';
+import type { ArtifactGenerator } from '../../shared/core/types.js';
+import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import {
+  handled,
+  ignored,
+  malformed,
+  retryLater,
+  type Outcome,
+} from '../../shared/runtime/outcome.js';
+import { isKubeError } from '../../shared/kube/errors.js';
+import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
+import type { DetectDeps } from './deps.js';
+import { emitAction, evaluate } from './evaluate.js';
+import { sweep } from './sweep.js';
+
+export async function handleDetect(
+  event: IncomingEvent,
+  log: Logger,
+  deps: DetectDeps,
+): Promise<Outcome> {
+  switch (event.type) {
+    case APISERVER_ADD:
+    case APISERVER_UPDATE:
+      return onObjectEvent(event, log, deps);
+    case APISERVER_REF_ADD:
+    case APISERVER_REF_UPDATE:
+      return onRefEvent(event, log, deps);
+    case APISERVER_DELETE:
+    case APISERVER_REF_DELETE:
+      return ignored('delete');
+    case PING:
+      return sweep(log, deps);
+    default:
+      log.debug({ type: event.type }, 'event type ignored');
+      return ignored('unknown-type');
+  }
+}
+
+async function onObjectEvent(
+  event: IncomingEvent,
+  log: Logger,
+  deps: DetectDeps,
+): Promise<Outcome> {
+  const kind = agEventKind(event);
+  if (kind === 'other') return ignored('other-kind');
+  const parsed = parseArtifactGenerator(event.data);
+  if (!parsed.ok) {
+    log.warn({ reason: parsed.error }, 'malformed event data');
+    return malformed('malformed-data');
+  }
+  return onArtifactGenerator(parsed.ag, log, deps);
+}
+
+async function onRefEvent(event: IncomingEvent, log: Logger, deps: DetectDeps): Promise<Outcome> {
+  if (agEventKind(event) === 'other') return ignored('other-kind');
+  const ref = refFromEventData(event.data);
+  if (ref === undefined) {
+    log.warn({}, 'malformed event data');
+    return malformed('malformed-data');
+  }
+  let ag: ArtifactGenerator;
+  try {
+    ag = await deps.kube.getArtifactGenerator(ref, { cached: true });
+  } catch (e) {
+    if (isKubeError(e, 'NotFound')) return handled('gone');
+    throw e;
+  }
+  return onArtifactGenerator(ag, log, deps);
+}
+
+async function onArtifactGenerator(
+  ag: ArtifactGenerator,
+  log: Logger,
+  deps: DetectDeps,
+): Promise<Outcome> {
+  const now = deps.clock.now();
+  const evaluation = evaluate(ag, now, deps);
+  const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
+  if (evaluation.action === undefined && evaluation.nextCheck === null) {
+    agLog.debug({ decision: evaluation.decision.kind }, 'nothing to do');
+    return handled(evaluation.decision.kind);
+  }
+  await emitAction(ag, evaluation, now, deps, agLog);
+  if (evaluation.nextCheck !== null) {
+    try {
+      await deps.followUps.ensureBy(evaluation.nextCheck, agLog);
+    } catch (e) {
+      // A lost follow-up is caught by the next resync; the decision itself was delivered.
+      agLog.warn({ err: { message: (e as Error).message } }, 'follow-up not armed');
+      if (isKubeError(e, 'Transient') || isKubeError(e, 'Conflict')) return retryLater('follow-up');
+    }
+  }
+  return handled(evaluation.decision.kind);
+}

@@ -1,0 +1,52 @@
+// The sweep: list every AG page by page, evaluate each like an update, emit the due actions, then
+// program the follow-up alarm to the earliest due time (or remove it when nothing is due).
+
+import type { Logger } from '../../shared/runtime/logger.js';
+import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
+import { EmitError } from '../../shared/runtime/outcome.js';
+import type { DetectDeps } from './deps.js';
+import { emitAction, evaluate } from './evaluate.js';
+
+export const SWEEP_PAGE_SIZE = 500;
+
+export async function sweep(log: Logger, deps: DetectDeps): Promise<Outcome> {
+  const now = deps.clock.now();
+  let earliest: number | null = null;
+  let continueToken: string | undefined;
+  let listed = 0;
+  let emitted = 0;
+  let emitFailures = 0;
+  do {
+    const page = await deps.kube.listArtifactGenerators({
+      cached: true,
+      limit: SWEEP_PAGE_SIZE,
+      ...(continueToken !== undefined ? { continueToken } : {}),
+    });
+    for (const ag of page.items) {
+      listed++;
+      const evaluation = evaluate(ag, now, deps);
+      if (evaluation.nextCheck !== null && (earliest === null || evaluation.nextCheck < earliest)) {
+        earliest = evaluation.nextCheck;
+      }
+      if (evaluation.action === undefined) continue;
+      try {
+        await emitAction(
+          ag,
+          evaluation,
+          now,
+          deps,
+          log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name }),
+        );
+        emitted++;
+      } catch (e) {
+        if (!(e instanceof EmitError)) throw e;
+        emitFailures++;
+      }
+    }
+    continueToken = page.continueToken;
+  } while (continueToken !== undefined);
+
+  await deps.followUps.settle(earliest, log);
+  log.info({ listed, emitted, emitFailures, earliestDue: earliest }, 'sweep done');
+  return emitFailures > 0 ? retryLater('emit-failed') : handled('swept');
+}

@@ -1,0 +1,96 @@
+// force-drift: the only writer of AG recovery state. The event is a hint: it re-reads the AG,
+// re-decides with the core, and writes with resourceVersion preconditions (docs/adr/0008).
+
+import { ACTION_CLEAR_TRACKING, ACTION_FORCE } from '../../shared/core/events.js';
+import { parseActionData } from '../../shared/core/parse.js';
+import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
+import { decide } from '../../shared/core/index.js';
+import { isKubeError } from '../../shared/kube/errors.js';
+import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import {
+  handled,
+  ignored,
+  malformed,
+  retryLater,
+  type Outcome,
+} from '../../shared/runtime/outcome.js';
+import type { ForceDriftDeps } from './deps.js';
+import { clearTracking, forceAttempt, resumeForce, type StepResult } from './writes.js';
+
+/** Re-read and re-decide at most this many times when a precondition fails. */
+export const MAX_ROUNDS = 4;
+
+export async function handleForceDrift(
+  event: IncomingEvent,
+  log: Logger,
+  deps: ForceDriftDeps,
+): Promise<Outcome> {
+  if (event.type !== ACTION_FORCE && event.type !== ACTION_CLEAR_TRACKING) {
+    return ignored('unknown-type');
+  }
+  const parsed = parseActionData(event.data);
+  if (!parsed.ok) {
+    log.warn({ reason: parsed.error }, 'malformed event data');
+    return malformed('malformed-data');
+  }
+  const ref: AgRef = { namespace: parsed.value.namespace, name: parsed.value.name };
+  const agLog = log.child({ namespace: ref.namespace, name: ref.name });
+
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    let ag: ArtifactGenerator;
+    try {
+      ag = await deps.kube.getArtifactGenerator(ref);
+    } catch (e) {
+      if (isKubeError(e, 'NotFound')) return handled('gone');
+      throw e;
+    }
+    const result = await act(ag, ref, deps, agLog);
+    if (result !== 'conflict') return handled(result);
+    agLog.debug({ round }, 'precondition failed; re-reading');
+  }
+  agLog.warn({ rounds: MAX_ROUNDS }, 'gave up re-deciding after conflicts');
+  return retryLater('conflict');
+}
+
+async function act(
+  ag: ArtifactGenerator,
+  ref: AgRef,
+  deps: ForceDriftDeps,
+  log: Logger,
+): Promise<StepResult> {
+  const now = deps.clock.now();
+  const decision = decide(ag, now, deps.config.recovery);
+  const observe = deps.config.recovery.mode === 'observe';
+  switch (decision.kind) {
+    case 'force':
+      if (observe) {
+        log.info({ decision: 'force', attempt: decision.attempt, observe: true }, 'would force');
+        return 'observed';
+      }
+      return forceAttempt(ag, ref, decision.attempt, now, deps, log);
+    case 'resume':
+      if (observe) {
+        log.info(
+          { decision: 'resume', attempt: decision.attempt, observe: true },
+          'would resume force',
+        );
+        return 'observed';
+      }
+      return resumeForce(ag, ref, now, deps, log);
+    case 'healthy':
+      if (!decision.clearTracking) return 'nothing-to-do';
+      if (observe) {
+        log.info({ decision: 'clear-tracking', observe: true }, 'would clear tracking');
+        return 'observed';
+      }
+      return clearTracking(ag, ref, deps, log);
+    case 'wait':
+      return 'waiting';
+    case 'give-up':
+      return 'given-up';
+    case 'ignore':
+      return decision.why === 'deleting' ? 'deleting' : 'nothing-to-do';
+  }
+  return 'nothing-to-do';
+}

@@ -1,0 +1,11 @@
+import type { Clock } from '../../shared/runtime/clock.js';
+import type { FunctionConfig } from '../../shared/runtime/env.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import type { KubePort } from '../../shared/kube/port.js';
+
+export interface SurfaceStalledDeps {
+  readonly kube: KubePort;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly config: FunctionConfig;
+}

@@ -1,0 +1,81 @@
+// surface-stalled: the only writer of PackageSource Ready. It keeps the owning PackageSource's
+// Ready in step with its AG: the honest copy-through, the Awaiting window and the Stalled verdict.
+
+import {
+  APISERVER_ADD,
+  APISERVER_DELETE,
+  APISERVER_REF_ADD,
+  APISERVER_REF_DELETE,
+  APISERVER_REF_UPDATE,
+  APISERVER_UPDATE,
+  ACTION_STALLED,
+  PING,
+} from '../../shared/core/events.js';
+import { parseActionData, parseArtifactGenerator } from '../../shared/core/parse.js';
+import type { AgRef } from '../../shared/core/types.js';
+import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
+import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import {
+  handled,
+  ignored,
+  malformed,
+  retryLater,
+  type Outcome,
+} from '../../shared/runtime/outcome.js';
+import type { SurfaceStalledDeps } from './deps.js';
+import { syncOne } from './sync-one.js';
+import { syncAll } from './sync-all.js';
+
+export async function handleSurfaceStalled(
+  event: IncomingEvent,
+  log: Logger,
+  deps: SurfaceStalledDeps,
+): Promise<Outcome> {
+  let ref: AgRef | undefined;
+  let seenResourceVersion: string | undefined;
+  switch (event.type) {
+    case APISERVER_ADD:
+    case APISERVER_UPDATE: {
+      if (agEventKind(event) === 'other') return ignored('other-kind');
+      const parsed = parseArtifactGenerator(event.data);
+      if (!parsed.ok) {
+        log.warn({ reason: parsed.error }, 'malformed event data');
+        return malformed('malformed-data');
+      }
+      const meta = parsed.ag.metadata ?? {};
+      ref = { namespace: meta.namespace ?? '', name: meta.name ?? '' };
+      seenResourceVersion = meta.resourceVersion;
+      break;
+    }
+    case APISERVER_REF_ADD:
+    case APISERVER_REF_UPDATE:
+      if (agEventKind(event) === 'other') return ignored('other-kind');
+      ref = refFromEventData(event.data);
+      if (ref === undefined) return malformed('malformed-data');
+      break;
+    case ACTION_STALLED: {
+      const parsed = parseActionData(event.data);
+      if (!parsed.ok) {
+        log.warn({ reason: parsed.error }, 'malformed event data');
+        return malformed('malformed-data');
+      }
+      ref = { namespace: parsed.value.namespace, name: parsed.value.name };
+      break;
+    }
+    case APISERVER_DELETE:
+    case APISERVER_REF_DELETE:
+      return ignored('delete');
+    case PING:
+      return syncAll(log, deps);
+    default:
+      return ignored('unknown-type');
+  }
+  const result = await syncOne(
+    ref,
+    seenResourceVersion,
+    deps,
+    log.child({ namespace: ref.namespace, name: ref.name }),
+  );
+  return result === 'conflict' ? retryLater('conflict') : handled(result);
+}

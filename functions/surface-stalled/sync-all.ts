@@ -1,0 +1,53 @@
+// The resync: list every AG and every PackageSource (paginated, from the cache) and bring each
+// owned PackageSource in step. Conflicts fall back to syncOne, which re-reads.
+
+import { controllingPackageSource } from '../../shared/core/index.js';
+import type { PackageSource } from '../../shared/core/types.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
+import type { SurfaceStalledDeps } from './deps.js';
+import { syncOne, syncWith } from './sync-one.js';
+
+const PAGE_SIZE = 500;
+
+export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Outcome> {
+  const packageSources = new Map<string, PackageSource>();
+  let token: string | undefined;
+  do {
+    const page = await deps.kube.listPackageSources({
+      cached: true,
+      limit: PAGE_SIZE,
+      ...(token !== undefined ? { continueToken: token } : {}),
+    });
+    for (const ps of page.items) {
+      if (ps.metadata?.name !== undefined) packageSources.set(ps.metadata.name, ps);
+    }
+    token = page.continueToken;
+  } while (token !== undefined);
+
+  let checked = 0;
+  let updated = 0;
+  let conflicts = 0;
+  do {
+    const page = await deps.kube.listArtifactGenerators({
+      cached: true,
+      limit: PAGE_SIZE,
+      ...(token !== undefined ? { continueToken: token } : {}),
+    });
+    for (const ag of page.items) {
+      checked++;
+      const ref = { namespace: ag.metadata?.namespace ?? '', name: ag.metadata?.name ?? '' };
+      const agLog = log.child(ref);
+      const owner = controllingPackageSource(ag);
+      const ps = owner !== null ? packageSources.get(owner) : undefined;
+      if (ps === undefined) continue;
+      let result = await syncWith(ag, ps, true, deps, agLog);
+      if (result === 'conflict') result = await syncOne(ref, undefined, deps, agLog);
+      if (result === 'updated') updated++;
+      if (result === 'conflict') conflicts++;
+    }
+    token = page.continueToken;
+  } while (token !== undefined);
+  log.info({ checked, updated, conflicts, packageSources: packageSources.size }, 'resync done');
+  return conflicts > 0 ? retryLater('conflict') : handled('resynced');
+}

@@ -1,0 +1,108 @@
+// The decision: what to do about one AG at one moment. A pure function of (AG, now, config).
+
+import { backoffFor } from './backoff.js';
+import type { RecoveryConfig } from './config.js';
+import { gateReason, type GateReason } from './gate.js';
+import { isNonEmptyString, ownValue } from './plain.js';
+import { parseTime } from './time.js';
+import { ANNOTATION_REQUESTED_AT, readTracking } from './tracking.js';
+import type { ArtifactGenerator } from './types.js';
+
+export type RecoveryStep =
+  | { kind: 'force'; attempt: number }
+  | { kind: 'wait'; until: number; remainingMs: number }
+  | { kind: 'give-up' };
+
+/**
+ * DESIGN §3 decision table. elapsed = now - lastRecoveryAt clamped at >= 0; null means long ago.
+ *   0 attempts                                  -> force attempt 1
+ *   1..max-1, elapsed >= backoffFor(attempts)   -> force attempts+1, else wait the remainder
+ *   >= max,   elapsed <  backoffFor(attempts)   -> wait the remainder (final window), else give up
+ */
+export function decideRecovery(
+  attempts: number,
+  lastRecoveryAt: number | null,
+  now: number,
+  cfg: RecoveryConfig,
+): RecoveryStep {
+  if (!(attempts > 0)) return { kind: 'force', attempt: 1 };
+  const elapsed = lastRecoveryAt === null ? Infinity : Math.max(0, now - lastRecoveryAt);
+  const backoff = backoffFor(attempts, cfg);
+  if (elapsed < backoff) {
+    const remainingMs = backoff - elapsed;
+    return { kind: 'wait', until: now + remainingMs, remainingMs };
+  }
+  return attempts < cfg.maxAttempts
+    ? { kind: 'force', attempt: attempts + 1 }
+    : { kind: 'give-up' };
+}
+
+/** A claimed force whose requestedAt write is missing is finished only after this settle time. */
+export const RESUME_SETTLE_MS = 10_000;
+
+export type Decision =
+  | { kind: 'ignore'; why: 'deleting' | 'invalid' }
+  | { kind: 'healthy'; clearTracking: boolean }
+  | { kind: 'force'; attempt: number; gate: GateReason }
+  | { kind: 'resume'; attempt: number; gate: GateReason }
+  | { kind: 'wait'; attempts: number; until: number; gate: GateReason }
+  | { kind: 'give-up'; attempts: number; gate: GateReason };
+
+export function isDeleting(ag: ArtifactGenerator): boolean {
+  const ts: unknown = ag.metadata?.deletionTimestamp;
+  return ts !== undefined && ts !== null && ts !== '';
+}
+
+export function decide(ag: ArtifactGenerator, now: number, cfg: RecoveryConfig): Decision {
+  if (isDeleting(ag)) return { kind: 'ignore', why: 'deleting' };
+  if (!isNonEmptyString(ag.metadata?.name) || !isNonEmptyString(ag.metadata?.namespace)) {
+    return { kind: 'ignore', why: 'invalid' };
+  }
+  if (cfg.mode === 'off') return { kind: 'healthy', clearTracking: false };
+
+  const tracking = readTracking(ag, now, cfg);
+  const gate = gateReason(ag, now, cfg);
+  if (gate === null) return { kind: 'healthy', clearTracking: tracking.present };
+
+  const { attempts, lastRecoveryAt } = tracking;
+  const step = decideRecovery(attempts, lastRecoveryAt, now, cfg);
+  switch (step.kind) {
+    case 'force':
+      return { kind: 'force', attempt: step.attempt, gate };
+    case 'give-up':
+      return { kind: 'give-up', attempts, gate };
+    case 'wait':
+      if (resumeDue(ag, attempts, lastRecoveryAt, now)) {
+        return { kind: 'resume', attempt: attempts, gate };
+      }
+      return { kind: 'wait', attempts, until: step.until, gate };
+  }
+}
+
+/**
+ * The last force was claimed (attempts, last-recovery-at) but its final write, requestedAt = the
+ * same timestamp, is not there yet. True while the claim is in place, i.e. a resume may be due
+ * once RESUME_SETTLE_MS has passed.
+ */
+export function forceUnfinished(
+  ag: ArtifactGenerator,
+  attempts: number,
+  lastRecoveryAt: number | null,
+): boolean {
+  if (attempts < 1 || lastRecoveryAt === null) return false;
+  const requested = ownValue(ag.metadata?.annotations, ANNOTATION_REQUESTED_AT);
+  return parseTime(requested) !== lastRecoveryAt;
+}
+
+function resumeDue(
+  ag: ArtifactGenerator,
+  attempts: number,
+  lastRecoveryAt: number | null,
+  now: number,
+): boolean {
+  return (
+    lastRecoveryAt !== null &&
+    forceUnfinished(ag, attempts, lastRecoveryAt) &&
+    now - lastRecoveryAt >= RESUME_SETTLE_MS
+  );
+}

@@ -1,0 +1,43 @@
+// When an AG must be looked at again if no event arrives: exact follow-ups instead of polling.
+
+import type { RecoveryConfig } from './config.js';
+import { decide, forceUnfinished, RESUME_SETTLE_MS } from './decide.js';
+import { hasOutputs, pendingSince } from './stuck.js';
+import { readTracking } from './tracking.js';
+import type { ArtifactGenerator } from './types.js';
+
+/**
+ * The epoch ms at which decide() may give a different answer without any change to the AG, or null
+ * when nothing is pending (deleting/invalid, mode off, healthy with no grace running, give-up).
+ */
+export function nextCheckAt(
+  ag: ArtifactGenerator,
+  now: number,
+  cfg: RecoveryConfig,
+): number | null {
+  if (cfg.mode === 'off') return null;
+  const decision = decide(ag, now, cfg);
+  switch (decision.kind) {
+    case 'ignore':
+    case 'give-up':
+      return null;
+    case 'force':
+    case 'resume':
+      return now;
+    case 'healthy': {
+      if (!hasOutputs(ag)) return null;
+      const since = pendingSince(ag);
+      if (typeof since !== 'number') return null;
+      const at = since + cfg.gracePeriodMs + 1;
+      return at > now ? at : null;
+    }
+    case 'wait': {
+      const { attempts, lastRecoveryAt } = readTracking(ag, now, cfg);
+      if (lastRecoveryAt !== null && forceUnfinished(ag, attempts, lastRecoveryAt)) {
+        const resumeAt = lastRecoveryAt + RESUME_SETTLE_MS;
+        if (resumeAt > now) return Math.min(decision.until, resumeAt);
+      }
+      return decision.until;
+    }
+  }
+}

@@ -1,0 +1,77 @@
+// Recovery state kept on the AG as annotations, read defensively.
+
+import type { RecoveryConfig } from './config.js';
+import { ownValue } from './plain.js';
+import { formatTimeNano, parseTime } from './time.js';
+import type { ArtifactGenerator } from './types.js';
+
+export const ANNOTATION_REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
+export const ANNOTATION_ATTEMPTS = 'cozystack.io/source-watcher-recovery-attempts';
+export const ANNOTATION_LAST_RECOVERY_AT = 'cozystack.io/source-watcher-last-recovery-at';
+
+/** Attempt counts above this are treated as malformed (read as 0). */
+export const MAX_TRACKED_ATTEMPTS = 1000;
+
+export interface Tracking {
+  /** Forces claimed so far; malformed values read as 0. */
+  attempts: number;
+  /** When the last force was claimed; null means "long ago" (missing, malformed, or too far ahead). */
+  lastRecoveryAt: number | null;
+  /** Either tracking annotation exists, whatever its value. */
+  present: boolean;
+}
+
+export function readTracking(
+  ag: ArtifactGenerator,
+  now: number,
+  cfg: Pick<RecoveryConfig, 'clockSkewMs'>,
+): Tracking {
+  const annotations: unknown = ag.metadata?.annotations;
+  const rawAttempts = ownValue(annotations, ANNOTATION_ATTEMPTS);
+  const rawLast = ownValue(annotations, ANNOTATION_LAST_RECOVERY_AT);
+  const present =
+    hasOwn(annotations, ANNOTATION_ATTEMPTS) || hasOwn(annotations, ANNOTATION_LAST_RECOVERY_AT);
+  return {
+    attempts: parseAttempts(rawAttempts),
+    lastRecoveryAt: parseLast(rawLast, now, cfg),
+    present,
+  };
+}
+
+/** Plain decimal digits only, 0..MAX_TRACKED_ATTEMPTS; anything else is 0. */
+export function parseAttempts(value: unknown): number {
+  if (typeof value !== 'string' || !/^[0-9]{1,10}$/.test(value)) return 0;
+  const n = Number(value);
+  return n <= MAX_TRACKED_ATTEMPTS ? n : 0;
+}
+
+function parseLast(
+  value: unknown,
+  now: number,
+  cfg: Pick<RecoveryConfig, 'clockSkewMs'>,
+): number | null {
+  const t = parseTime(value);
+  if (t === null) return null;
+  return t - now > cfg.clockSkewMs ? null : t;
+}
+
+/** The annotations a force claims: attempt N at `now`. */
+export function claimAnnotations(attempt: number, now: number): Record<string, string> {
+  return {
+    [ANNOTATION_ATTEMPTS]: String(attempt),
+    [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(now),
+  };
+}
+
+/** A merge patch deleting both tracking annotations; requestedAt is left alone. */
+export function clearTrackingPatch(): Record<string, null> {
+  return { [ANNOTATION_ATTEMPTS]: null, [ANNOTATION_LAST_RECOVERY_AT]: null };
+}
+
+function hasOwn(container: unknown, key: string): boolean {
+  return (
+    typeof container === 'object' &&
+    container !== null &&
+    Object.prototype.hasOwnProperty.call(container, key)
+  );
+}

@@ -1,0 +1,141 @@
+// Turns an HTTP request into one validated CloudEvent, or a clear 4xx. Binary and structured mode
+// are accepted; batch mode is rejected. The SDK does not validate binary-mode events, so this does.
+
+import { HTTP, type CloudEventV1 } from 'cloudevents';
+import type { IncomingHttpHeaders } from 'node:http';
+
+export class HttpInputError extends Error {
+  constructor(
+    readonly status: 400 | 413 | 415,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HttpInputError';
+  }
+}
+
+export interface IncomingEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly source: string;
+  readonly subject: string | undefined;
+  readonly mode: 'binary' | 'structured';
+  readonly data: unknown;
+  /** Extension attributes (for example the ApiServerSource's kind, name, namespace). */
+  readonly extensions: Readonly<Record<string, unknown>>;
+}
+
+const CORE_ATTRIBUTES = new Set([
+  'id',
+  'type',
+  'source',
+  'specversion',
+  'subject',
+  'time',
+  'datacontenttype',
+  'dataschema',
+  'data',
+  'data_base64',
+]);
+
+export function parseCloudEvent(headers: IncomingHttpHeaders, body: Buffer): IncomingEvent {
+  const contentType = String(headers['content-type'] ?? '').toLowerCase();
+  let mode: IncomingEvent['mode'];
+  if (contentType.startsWith('application/cloudevents-batch')) {
+    throw new HttpInputError(400, 'batch mode is not supported: send one CloudEvent per request');
+  } else if (contentType.startsWith('application/cloudevents')) {
+    if (!contentType.startsWith('application/cloudevents+json')) {
+      throw new HttpInputError(415, 'structured mode must be application/cloudevents+json');
+    }
+    mode = 'structured';
+  } else if (headers['ce-specversion'] !== undefined || headers['ce-id'] !== undefined) {
+    mode = 'binary';
+  } else {
+    throw new HttpInputError(
+      400,
+      'not a CloudEvent: expected binary mode (ce-* headers) or structured mode (application/cloudevents+json)',
+    );
+  }
+
+  const text = body.toString('utf8');
+  if (mode === 'structured') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new HttpInputError(400, 'structured CloudEvent body is not valid JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new HttpInputError(400, 'structured CloudEvent body must be a JSON object');
+    }
+    const attrs = parsed as Record<string, unknown>;
+    if (attrs.specversion !== '1.0') {
+      throw new HttpInputError(400, 'unsupported CloudEvents specversion: expected 1.0');
+    }
+    requireAttributes((name) => attrs[name]);
+  } else {
+    if (headers['ce-specversion'] !== '1.0') {
+      throw new HttpInputError(400, 'unsupported CloudEvents specversion: expected 1.0');
+    }
+    requireAttributes((name) => headers[`ce-${name}`]);
+  }
+
+  let event: CloudEventV1<unknown>;
+  try {
+    const result = HTTP.toEvent<unknown>({ headers, body: text });
+    if (Array.isArray(result)) {
+      throw new HttpInputError(400, 'batch mode is not supported: send one CloudEvent per request');
+    }
+    event = result;
+    // HTTP.toEvent does not validate binary-mode events; validate every event explicitly.
+    (event as { validate?: () => boolean }).validate?.();
+  } catch (e) {
+    if (e instanceof HttpInputError) throw e;
+    throw new HttpInputError(400, `invalid CloudEvent: ${describeValidation(e)}`);
+  }
+
+  const extensions: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(event)) {
+    if (!CORE_ATTRIBUTES.has(key) && typeof value !== 'function') extensions[key] = value;
+  }
+  return {
+    id: event.id,
+    type: event.type,
+    source: event.source,
+    subject: event.subject,
+    mode,
+    data: event.data,
+    extensions,
+  };
+}
+
+/** The SDK invents an id when none is sent; the spec requires id, source and type. */
+function requireAttributes(get: (name: string) => unknown): void {
+  for (const name of ['id', 'source', 'type']) {
+    const value = get(name);
+    if (typeof value !== 'string' || value.length === 0) {
+      throw new HttpInputError(400, `invalid CloudEvent: required attribute "${name}" is missing`);
+    }
+  }
+}
+
+function describeValidation(e: unknown): string {
+  if (e instanceof Error) {
+    const errors = (e as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      const first = errors
+        .slice(0, 3)
+        .map((x: unknown) => {
+          if (typeof x === 'object' && x !== null) {
+            const o = x as { instancePath?: unknown; message?: unknown };
+            return `${String(o.instancePath ?? '')} ${String(o.message ?? '')}`.trim();
+          }
+          return String(x);
+        })
+        .join('; ');
+      return `${e.message}: ${first}`.slice(0, 500);
+    }
+    return e.message.slice(0, 500);
+  }
+  return 'unknown error';
+}

@@ -1,0 +1,114 @@
+// The one place that reads process.env. It validates everything once at start-up and fails fast
+// with a message that names the variable and the accepted form.
+
+import { ConfigError, parseRecoveryConfig, type RecoveryConfig } from '../core/config.js';
+
+export interface FunctionConfig {
+  readonly port: number;
+  readonly logLevel: LogLevel;
+  readonly recovery: RecoveryConfig;
+  /** Explicit kubeconfig path; otherwise KUBECONFIG, ~/.kube/config or in-cluster. */
+  readonly kubeconfigPath: string | undefined;
+  /** Where detect posts action events: K_SINK (SinkBinding), else BROKER_URL. */
+  readonly sinkUrl: string | undefined;
+  /** The follow-up alarm PingSource that detect programs. */
+  readonly alarm: {
+    readonly namespace: string;
+    readonly name: string;
+    readonly sinkBroker: string;
+  };
+  /** Name of the resync PingSource (its events mean "sweep"). */
+  readonly resyncPingSource: string;
+  /** Per-request timeout against the Kubernetes API. */
+  readonly kubeRequestTimeoutMs: number;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Reads the process environment. Only this module touches process.env. */
+export function processEnv(): Readonly<Record<string, string | undefined>> {
+  return process.env;
+}
+
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>> = processEnv(),
+): FunctionConfig {
+  const errors: string[] = [];
+  const text = (key: string): string | undefined => {
+    const v = env[key];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+
+  let recovery: RecoveryConfig | undefined;
+  try {
+    recovery = parseRecoveryConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) errors.push(...e.problems);
+    else errors.push(e instanceof Error ? e.message : String(e));
+  }
+
+  const portText = text('PORT') ?? '8080';
+  const port = Number(portText);
+  if (!/^[0-9]{1,5}$/.test(portText) || port < 1 || port > 65535) {
+    errors.push(`PORT="${portText}": expected a TCP port number from 1 to 65535`);
+  }
+
+  const levelText = (text('LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(levelText)) {
+    errors.push(`LOG_LEVEL="${levelText}": expected one of ${LOG_LEVELS.join(', ')}`);
+  }
+
+  const sinkUrl = text('K_SINK') ?? text('BROKER_URL');
+  if (sinkUrl !== undefined && !isHttpUrl(sinkUrl)) {
+    errors.push(
+      `${text('K_SINK') !== undefined ? 'K_SINK' : 'BROKER_URL'}="${sinkUrl}": expected an http(s) URL`,
+    );
+  }
+
+  const alarmNamespace = text('ALARM_NAMESPACE') ?? 'source-watcher-recovery';
+  const alarmName = text('ALARM_NAME') ?? 'recovery-alarm';
+  const sinkBroker = text('ALARM_SINK_BROKER') ?? 'default';
+  const resyncPingSource = text('RESYNC_PINGSOURCE') ?? 'resync';
+  for (const [key, value] of [
+    ['ALARM_NAMESPACE', alarmNamespace],
+    ['ALARM_NAME', alarmName],
+    ['ALARM_SINK_BROKER', sinkBroker],
+    ['RESYNC_PINGSOURCE', resyncPingSource],
+  ] as const) {
+    if (value.length > 63 || !DNS_LABEL.test(value)) {
+      errors.push(`${key}="${value}": expected a Kubernetes name (DNS-1123 label)`);
+    }
+  }
+
+  const timeoutText = text('KUBE_REQUEST_TIMEOUT_MS') ?? '10000';
+  const kubeRequestTimeoutMs = Number(timeoutText);
+  if (!/^[0-9]{1,7}$/.test(timeoutText) || kubeRequestTimeoutMs < 100) {
+    errors.push(`KUBE_REQUEST_TIMEOUT_MS="${timeoutText}": expected milliseconds, at least 100`);
+  }
+
+  if (errors.length > 0 || recovery === undefined) {
+    throw new ConfigError(errors);
+  }
+  return {
+    port,
+    logLevel: levelText as LogLevel,
+    recovery,
+    kubeconfigPath: text('KUBECONFIG'),
+    sinkUrl,
+    alarm: { namespace: alarmNamespace, name: alarmName, sinkBroker },
+    resyncPingSource,
+    kubeRequestTimeoutMs,
+  };
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

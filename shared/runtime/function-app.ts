@@ -1,0 +1,115 @@
+// The express scaffold shared by every function: health endpoints, a bounded raw body, CloudEvent
+// parsing, a child logger per event, and the outcome -> HTTP status mapping. It never listens.
+
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from './logger.js';
+import { HttpInputError, parseCloudEvent, type IncomingEvent } from './cloudevent-http.js';
+import { outcomeForError, type Outcome } from './outcome.js';
+
+/** Large enough for a real ArtifactGenerator with managedFields in the event data. */
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+
+export type EventHandler = (event: IncomingEvent, log: Logger) => Promise<Outcome>;
+
+export interface FunctionAppOptions {
+  readonly logger: Logger;
+  readonly handle: EventHandler;
+  readonly bodyLimitBytes?: number;
+  /** Readiness turns false while the server drains on SIGTERM. */
+  readonly isReady?: () => boolean;
+}
+
+export function createFunctionApp(opts: FunctionAppOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.get('/health/liveness', (_req, res) => {
+    res.status(200).json({ status: 'ok' });
+  });
+  app.get('/health/readiness', (_req, res) => {
+    const ready = opts.isReady?.() ?? true;
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'draining' });
+  });
+
+  app.post(
+    '/',
+    express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES }),
+    (req: Request, res: Response) => {
+      void handleEvent(req, res, opts);
+    },
+  );
+
+  app.use((_req: Request, res: Response) => {
+    res.status(404).json({ error: 'not found' });
+  });
+
+  // Body-parser errors (size, encoding) and anything else thrown synchronously.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = httpStatusOf(err);
+    if (status === 413) {
+      opts.logger.warn(
+        { limitBytes: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES },
+        'request body too large',
+      );
+      res.status(413).json({ error: 'request body too large' });
+      return;
+    }
+    if (status !== undefined && status >= 400 && status < 500) {
+      res.status(400).json({ error: 'bad request' });
+      return;
+    }
+    opts.logger.error({ err: errorSummary(err) }, 'unhandled request error');
+    res.status(500).json({ error: 'internal error' });
+  });
+
+  return app;
+}
+
+async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions): Promise<void> {
+  const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  let event: IncomingEvent;
+  try {
+    event = parseCloudEvent(req.headers, body);
+  } catch (e) {
+    if (e instanceof HttpInputError) {
+      opts.logger.warn({ status: e.status, reason: e.message }, 'rejected request');
+      res.status(e.status).json({ error: e.message });
+      return;
+    }
+    throw e;
+  }
+  const log = opts.logger.child({ ceId: event.id, ceType: event.type });
+  let outcome: Outcome;
+  try {
+    outcome = await opts.handle(event, log);
+  } catch (e) {
+    outcome = outcomeForError(e);
+    const level = outcome.status >= 500 ? 'warn' : 'info';
+    log[level]({ result: outcome.result, err: errorSummary(e) }, 'event failed');
+  }
+  if (!res.headersSent) res.status(outcome.status).json({ result: outcome.result });
+}
+
+function httpStatusOf(err: unknown): number | undefined {
+  if (typeof err === 'object' && err !== null) {
+    const s =
+      (err as { status?: unknown; statusCode?: unknown }).status ??
+      (err as { statusCode?: unknown }).statusCode;
+    if (typeof s === 'number') return s;
+  }
+  return undefined;
+}
+
+/** A log-safe summary of an error: name, message and kind only (never request options). */
+export function errorSummary(e: unknown): Record<string, unknown> {
+  if (e instanceof Error) {
+    const kind = (e as { kind?: unknown }).kind;
+    return {
+      name: e.name,
+      message: e.message.slice(0, 1000),
+      ...(typeof kind === 'string' ? { kind } : {}),
+    };
+  }
+  return { message: String(e).slice(0, 1000) };
+}

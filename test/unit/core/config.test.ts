@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  DEFAULT_RECOVERY_CONFIG,
+  parseRecoveryConfig,
+  type RecoveryConfig,
+} from '../../../shared/core/index.js';
+
+const D = DEFAULT_RECOVERY_CONFIG;
+
+describe('parseRecoveryConfig', () => {
+  it('uses the reference constants by default', () => {
+    expect(parseRecoveryConfig({})).toEqual({
+      gracePeriodMs: 30_000,
+      backoffInitialMs: 30_000,
+      backoffMaxMs: 240_000,
+      maxAttempts: 5,
+      mode: 'enforce',
+      clockSkewMs: 60_000,
+    });
+  });
+
+  it.each<[Record<string, string | undefined>, Partial<RecoveryConfig>]>([
+    [{ RECOVERY_GRACE_PERIOD: '' }, {}],
+    [{ RECOVERY_GRACE_PERIOD: undefined }, {}],
+    [{ RECOVERY_GRACE_PERIOD: '0' }, { gracePeriodMs: 0 }],
+    [{ RECOVERY_GRACE_PERIOD: '45s' }, { gracePeriodMs: 45_000 }],
+    [{ RECOVERY_BACKOFF_INITIAL: '10s' }, { backoffInitialMs: 10_000 }],
+    [{ RECOVERY_BACKOFF_INITIAL: '4m' }, { backoffInitialMs: 240_000 }],
+    [{ RECOVERY_BACKOFF_MAX: '1h30m' }, { backoffMaxMs: 5_400_000 }],
+    [{ RECOVERY_BACKOFF_MAX: '30s' }, { backoffMaxMs: 30_000 }],
+    [{ RECOVERY_MAX_ATTEMPTS: '1' }, { maxAttempts: 1 }],
+    [{ RECOVERY_MAX_ATTEMPTS: '100' }, { maxAttempts: 100 }],
+    [{ RECOVERY_MODE: 'observe' }, { mode: 'observe' }],
+    [{ RECOVERY_MODE: 'off' }, { mode: 'off' }],
+    [{ RECOVERY_MODE: 'enforce', UNRELATED: 'x' }, {}],
+  ])('accepts %j', (env, expected) => {
+    expect(parseRecoveryConfig(env)).toEqual({ ...D, ...expected });
+  });
+
+  it.each<[Record<string, string>, string]>([
+    [
+      { RECOVERY_BACKOFF_MAX: '4x' },
+      'RECOVERY_BACKOFF_MAX="4x": expected a Go-style duration such as 500ms, 30s or 4m',
+    ],
+    [{ RECOVERY_GRACE_PERIOD: '-1s' }, 'RECOVERY_GRACE_PERIOD="-1s": expected a Go-style duration'],
+    [{ RECOVERY_GRACE_PERIOD: '30' }, 'RECOVERY_GRACE_PERIOD="30": expected a Go-style duration'],
+    [
+      { RECOVERY_BACKOFF_INITIAL: '0' },
+      'RECOVERY_BACKOFF_INITIAL="0": expected a duration greater',
+    ],
+    [{ RECOVERY_BACKOFF_INITIAL: ' 30s' }, 'RECOVERY_BACKOFF_INITIAL=" 30s": expected a Go-style'],
+    [
+      { RECOVERY_BACKOFF_MAX: '10s' },
+      'RECOVERY_BACKOFF_MAX="10s": expected a duration not shorter than RECOVERY_BACKOFF_INITIAL (30s)',
+    ],
+    [
+      { RECOVERY_BACKOFF_INITIAL: '5m' },
+      'RECOVERY_BACKOFF_INITIAL="5m": expected a duration not longer than RECOVERY_BACKOFF_MAX (4m)',
+    ],
+    [
+      { RECOVERY_MAX_ATTEMPTS: '0' },
+      'RECOVERY_MAX_ATTEMPTS="0": expected a whole number from 1 to 100',
+    ],
+    [{ RECOVERY_MAX_ATTEMPTS: '101' }, 'RECOVERY_MAX_ATTEMPTS="101": expected a whole number'],
+    [{ RECOVERY_MAX_ATTEMPTS: '2.5' }, 'RECOVERY_MAX_ATTEMPTS="2.5": expected a whole number'],
+    [{ RECOVERY_MAX_ATTEMPTS: 'five' }, 'RECOVERY_MAX_ATTEMPTS="five": expected a whole number'],
+    [{ RECOVERY_MAX_ATTEMPTS: '-3' }, 'RECOVERY_MAX_ATTEMPTS="-3": expected a whole number'],
+    [
+      { RECOVERY_MODE: 'Enforce' },
+      'RECOVERY_MODE="Enforce": expected one of enforce, observe, off',
+    ],
+    [
+      { RECOVERY_MODE: 'dry-run' },
+      'RECOVERY_MODE="dry-run": expected one of enforce, observe, off',
+    ],
+  ])('rejects %j naming the variable', (env, fragment) => {
+    expect(() => parseRecoveryConfig(env)).toThrow(ConfigError);
+    expect(() => parseRecoveryConfig(env)).toThrow(fragment);
+  });
+
+  it('collects every problem into one error', () => {
+    let caught: unknown;
+    try {
+      parseRecoveryConfig({
+        RECOVERY_GRACE_PERIOD: 'soon',
+        RECOVERY_BACKOFF_MAX: '4x',
+        RECOVERY_MAX_ATTEMPTS: '0',
+        RECOVERY_MODE: 'loud',
+      });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const error = caught as ConfigError;
+    expect(error.problems.map((p) => p.split('=')[0])).toEqual([
+      'RECOVERY_GRACE_PERIOD',
+      'RECOVERY_BACKOFF_MAX',
+      'RECOVERY_MAX_ATTEMPTS',
+      'RECOVERY_MODE',
+    ]);
+    for (const problem of error.problems) expect(error.message).toContain(problem);
+  });
+
+  it('returns a frozen config and does not touch the env', () => {
+    const env = { RECOVERY_MODE: 'observe' };
+    const cfg = parseRecoveryConfig(env);
+    expect(Object.isFrozen(cfg)).toBe(true);
+    expect(env).toEqual({ RECOVERY_MODE: 'observe' });
+  });
+});

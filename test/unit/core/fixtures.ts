@@ -1,0 +1,146 @@
+// Builders for ArtifactGenerators and PackageSources used by the core unit tests.
+
+import {
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_LAST_RECOVERY_AT,
+  ANNOTATION_REQUESTED_AT,
+  DEFAULT_RECOVERY_CONFIG,
+  formatTimeNano,
+  formatTimeSeconds,
+  type ArtifactGenerator,
+  type Condition,
+  type PackageSource,
+  type RecoveryConfig,
+} from '../../../shared/core/index.js';
+
+export const SEC = 1000;
+export const MIN = 60 * SEC;
+/** The moment the fixture AG lost its Ready verdict (its Ready lastTransitionTime). */
+export const STALL = Date.UTC(2026, 10, 29, 16, 30, 0);
+export const CFG: RecoveryConfig = DEFAULT_RECOVERY_CONFIG;
+
+export const cfgWith = (over: Partial<RecoveryConfig>): RecoveryConfig => ({ ...CFG, ...over });
+
+export const progressing = (at: number, generation = 1): Condition => ({
+  type: 'Ready',
+  status: 'Unknown',
+  reason: 'Progressing',
+  message: 'Reconciliation in progress',
+  lastTransitionTime: formatTimeSeconds(at),
+  observedGeneration: generation,
+});
+
+export const succeeded = (at: number, generation = 1): Condition => ({
+  type: 'Ready',
+  status: 'True',
+  reason: 'Succeeded',
+  message: 'reconciliation succeeded, generated 1 artifact(s)',
+  lastTransitionTime: formatTimeSeconds(at),
+  observedGeneration: generation,
+});
+
+export const buildFailed = (at: number, generation = 1): Condition => ({
+  type: 'Ready',
+  status: 'False',
+  reason: 'BuildFailed',
+  message: 'build failed: copy: no such file',
+  lastTransitionTime: formatTimeSeconds(at),
+  observedGeneration: generation,
+});
+
+export const marker = (at: number, generation = 1): Condition => ({
+  type: 'Ready',
+  status: 'False',
+  reason: 'SourceWatcherRecoveryForced',
+  message: 'forced by source-watcher-recovery',
+  lastTransitionTime: formatTimeSeconds(at),
+  observedGeneration: generation,
+});
+
+export const reconciling: Condition = {
+  type: 'Reconciling',
+  status: 'True',
+  reason: 'Progressing',
+  message: 'Reconciliation in progress',
+  lastTransitionTime: formatTimeSeconds(STALL),
+  observedGeneration: 1,
+};
+
+export interface AgShape {
+  /** Ready condition; null = no Ready condition at all. Default: Progressing at STALL. */
+  ready?: Condition | null;
+  generation?: number;
+  inventory?: boolean;
+  digest?: boolean;
+  /** Forces claimed so far (annotation omitted when undefined). */
+  attempts?: string;
+  /** last-recovery-at as epoch ms (formatted) or a raw string. */
+  last?: number | string;
+  /** requestedAt as epoch ms (formatted) or a raw string. */
+  requestedAt?: number | string;
+  created?: number;
+  deleting?: boolean;
+  extraConditions?: Condition[];
+}
+
+/** A stuck AG by default: inventory + digest saved, Ready Unknown/Progressing since STALL. */
+export function makeAg(shape: AgShape = {}): ArtifactGenerator {
+  const generation = shape.generation ?? 1;
+  const annotations: Record<string, string> = { 'kept.example.com/other': 'x' };
+  if (shape.attempts !== undefined) annotations[ANNOTATION_ATTEMPTS] = shape.attempts;
+  if (shape.last !== undefined) {
+    annotations[ANNOTATION_LAST_RECOVERY_AT] =
+      typeof shape.last === 'number' ? formatTimeNano(shape.last) : shape.last;
+  }
+  if (shape.requestedAt !== undefined) {
+    annotations[ANNOTATION_REQUESTED_AT] =
+      typeof shape.requestedAt === 'number' ? formatTimeNano(shape.requestedAt) : shape.requestedAt;
+  }
+  const ready = shape.ready === undefined ? progressing(STALL, generation) : shape.ready;
+  const conditions: Condition[] = [...(shape.extraConditions ?? [reconciling])];
+  if (ready !== null) conditions.push(ready);
+  const ag: ArtifactGenerator = {
+    apiVersion: 'source.extensions.fluxcd.io/v1beta1',
+    kind: 'ArtifactGenerator',
+    metadata: {
+      name: 'cozystack-platform',
+      namespace: 'cozy-system',
+      uid: 'ag-uid-1',
+      resourceVersion: '100',
+      generation,
+      creationTimestamp: formatTimeSeconds(shape.created ?? STALL - 10 * MIN),
+      annotations,
+      ownerReferences: [
+        {
+          apiVersion: 'cozystack.io/v1alpha1',
+          kind: 'PackageSource',
+          name: 'cozystack-platform',
+          uid: 'ps-uid-1',
+          controller: true,
+        },
+      ],
+    },
+    status: { conditions },
+  };
+  if (shape.deleting === true && ag.metadata) {
+    ag.metadata.deletionTimestamp = formatTimeSeconds(STALL);
+  }
+  if (shape.inventory !== false && ag.status) {
+    ag.status.inventory = [
+      { name: 'platform', namespace: 'cozy-system', digest: 'sha256:1', filename: 'a.tar.gz' },
+    ];
+  }
+  if (shape.digest !== false && ag.status) ag.status.observedSourcesDigest = 'sha256:sources';
+  return ag;
+}
+
+export function makePs(ready?: Condition, generation = 7): PackageSource {
+  const conditions: Condition[] = [];
+  if (ready) conditions.push(ready);
+  return {
+    apiVersion: 'cozystack.io/v1alpha1',
+    kind: 'PackageSource',
+    metadata: { name: 'cozystack-platform', generation, resourceVersion: '55' },
+    status: { conditions },
+  };
+}

@@ -1,0 +1,327 @@
+import { describe, expect, it } from 'vitest';
+import {
+  controllingPackageSource,
+  desiredPackageSourceReady,
+  formatTimeNano,
+  formatTimeSeconds,
+  packageSourceNeedsUpdate,
+  REASON_PATTERN,
+  type ArtifactGenerator,
+  type Condition,
+  type OwnerReference,
+} from '../../../shared/core/index.js';
+import {
+  buildFailed,
+  CFG,
+  cfgWith,
+  makeAg,
+  makePs,
+  marker,
+  MIN,
+  progressing,
+  SEC,
+  STALL,
+  succeeded,
+} from './fixtures.js';
+
+const NOW = STALL + 20 * MIN;
+const PS_GEN = 7;
+
+describe('controllingPackageSource', () => {
+  const ref = (over: Partial<OwnerReference>): ArtifactGenerator => {
+    const ag = makeAg();
+    if (ag.metadata) {
+      ag.metadata.ownerReferences = [
+        {
+          apiVersion: 'cozystack.io/v1alpha1',
+          kind: 'PackageSource',
+          name: 'p',
+          controller: true,
+          ...over,
+        },
+      ];
+    }
+    return ag;
+  };
+  it.each<[string, ArtifactGenerator, string | null]>([
+    ['controller PackageSource', ref({}), 'p'],
+    ['not a controller', ref({ controller: false }), null],
+    ['controller unset', ref({ controller: undefined as unknown as boolean }), null],
+    ['another kind', ref({ kind: 'HelmRelease' }), null],
+    ['another group', ref({ apiVersion: 'example.com/v1' }), null],
+    ['group prefix only', ref({ apiVersion: 'cozystack.io.evil/v1' }), null],
+    ['empty name', ref({ name: '' }), null],
+    ['no owner references', { metadata: { name: 'a', namespace: 'n' } }, null],
+    [
+      'junk owner references',
+      { metadata: { ownerReferences: 'x' as unknown as OwnerReference[] } },
+      null,
+    ],
+  ])('%s -> %s', (_label, ag, name) => {
+    expect(controllingPackageSource(ag)).toBe(name);
+  });
+});
+
+describe('desiredPackageSourceReady: honest copy-through', () => {
+  it.each<[string, Condition, string | undefined]>([
+    ['True', succeeded(NOW - MIN), '2'],
+    ['upstream False', buildFailed(NOW - MIN), '2'],
+    ['Unknown within grace', progressing(NOW - 5 * SEC), undefined],
+  ])('copies %s with the PackageSource generation', (_label, ready, attempts) => {
+    const ag = makeAg({
+      ready,
+      ...(attempts === undefined ? {} : { attempts }),
+      last: NOW - 3 * MIN,
+    });
+    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)).toEqual({
+      type: 'Ready',
+      status: ready.status,
+      reason: ready.reason,
+      message: ready.message,
+      lastTransitionTime: ready.lastTransitionTime,
+      observedGeneration: PS_GEN,
+    });
+  });
+
+  it('Ready missing -> Unknown/Progressing, waiting for the AG', () => {
+    const ag = makeAg({ ready: null, created: NOW - 5 * SEC });
+    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)).toEqual({
+      type: 'Ready',
+      status: 'Unknown',
+      reason: 'Progressing',
+      message: 'waiting for ArtifactGenerator cozy-system/cozystack-platform to report Ready',
+      lastTransitionTime: formatTimeSeconds(NOW),
+      observedGeneration: PS_GEN,
+    });
+  });
+
+  it('an unusable copied reason is replaced, never passed on', () => {
+    const ag = makeAg({ ready: { ...succeeded(NOW), reason: 'bad reason!' } });
+    const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    expect(out?.reason).toBe('ArtifactGeneratorReady');
+    expect(out?.status).toBe('True');
+  });
+
+  it('omits observedGeneration when the PackageSource has none', () => {
+    const ps = makePs();
+    if (ps.metadata) delete ps.metadata.generation;
+    const out = desiredPackageSourceReady(makeAg({ ready: succeeded(NOW) }), ps, NOW, CFG);
+    expect(out).not.toHaveProperty('observedGeneration');
+  });
+});
+
+describe('desiredPackageSourceReady: recovery in progress', () => {
+  const last = NOW - 10 * SEC;
+  const forced = (attempts: number, at = last): ArtifactGenerator =>
+    makeAg({
+      ready: marker(at),
+      attempts: String(attempts),
+      last: at,
+      requestedAt: formatTimeNano(at),
+    });
+
+  it.each<[string, ArtifactGenerator, RegExp]>([
+    [
+      'first attempt pending',
+      makeAg(),
+      /^force-drift 0\/5: ArtifactGenerator cozy-system\/cozystack-platform .*fluxcd\/pkg#934.*the first attempt .* is pending$/,
+    ],
+    [
+      'waiting after attempt 1',
+      forced(1),
+      /^force-drift 1\/5: .*cozy-system\/cozystack-platform \(fluxcd\/pkg#934\); the next attempt is due at 2026-11-29T16:50:20Z$/,
+    ],
+    [
+      'waiting after attempt 3',
+      forced(3),
+      /^force-drift 3\/5: .*the next attempt is due at 2026-11-29T16:51:50Z$/,
+    ],
+    [
+      'force due after attempt 2',
+      forced(2, NOW - 2 * MIN),
+      /^force-drift 2\/5: .*the next attempt is due at 2026-11-29T16:49:00Z$/,
+    ],
+    [
+      'final window',
+      forced(5),
+      /^force-drift 5\/5: .*that was the last attempt, the verdict is due at 2026-11-29T16:53:50Z$/,
+    ],
+    [
+      'resume',
+      makeAg({ ready: marker(NOW - 20 * SEC), attempts: '2', last: NOW - 20 * SEC }),
+      /^force-drift 2\/5: .*the next attempt is due at 2026-11-29T16:50:40Z$/,
+    ],
+  ])('%s: Unknown/AwaitingSourceWatcherRecovery', (_label, ag, message) => {
+    const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    expect(out).toMatchObject({
+      type: 'Ready',
+      status: 'Unknown',
+      reason: 'AwaitingSourceWatcherRecovery',
+      observedGeneration: PS_GEN,
+    });
+    expect(out?.message).toMatch(message);
+  });
+
+  it('gives the same text whenever it is evaluated inside one window', () => {
+    const ag = forced(2);
+    const texts = [NOW, NOW + 15 * SEC, NOW + 45 * SEC].map(
+      (t) => desiredPackageSourceReady(ag, makePs(), t, CFG)?.message,
+    );
+    expect(new Set(texts).size).toBe(1);
+  });
+
+  it('says so in observe mode', () => {
+    const out = desiredPackageSourceReady(makeAg(), makePs(), NOW, cfgWith({ mode: 'observe' }));
+    expect(out?.message).toMatch(/observe mode/);
+    expect(out?.reason).toBe('AwaitingSourceWatcherRecovery');
+  });
+});
+
+describe('desiredPackageSourceReady: stalled', () => {
+  it('False/SourceWatcherStalled with an operator-actionable message', () => {
+    const ag = makeAg({ ready: marker(STALL), attempts: '5', last: NOW - 5 * MIN });
+    const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    expect(out).toMatchObject({
+      type: 'Ready',
+      status: 'False',
+      reason: 'SourceWatcherStalled',
+      observedGeneration: PS_GEN,
+      lastTransitionTime: formatTimeSeconds(NOW),
+    });
+    for (const part of [
+      'cozy-system/cozystack-platform',
+      'after 5 force-drift attempt(s)',
+      'fluxcd/pkg#934',
+      'kubectl -n flux-system rollout restart deployment/source-watcher',
+      'kubectl -n cozy-system describe artifactgenerator cozystack-platform',
+    ]) {
+      expect(out?.message).toContain(part);
+    }
+  });
+});
+
+describe('desiredPackageSourceReady: the marker never leaks', () => {
+  it.each<[string, 'enforce' | 'observe' | 'off']>([
+    ['enforce', 'enforce'],
+    ['observe', 'observe'],
+    ['off', 'off'],
+  ])('mode %s', (_label, mode) => {
+    const ag = makeAg({ ready: marker(NOW - MIN) });
+    const out = desiredPackageSourceReady(ag, makePs(), NOW, cfgWith({ mode }));
+    expect(out?.reason).toBe('AwaitingSourceWatcherRecovery');
+    expect(out?.status).toBe('Unknown');
+    expect(JSON.stringify(out)).not.toContain('SourceWatcherRecoveryForced');
+  });
+
+  it('mode off copies a stuck AG through as it is', () => {
+    const out = desiredPackageSourceReady(makeAg(), makePs(), NOW, cfgWith({ mode: 'off' }));
+    expect(out).toMatchObject({
+      status: 'Unknown',
+      reason: 'Progressing',
+      lastTransitionTime: formatTimeSeconds(STALL),
+    });
+  });
+});
+
+describe('desiredPackageSourceReady: lastTransitionTime of synthetic conditions', () => {
+  const earlier = formatTimeSeconds(NOW - 3 * MIN);
+  it.each<[string, Condition | undefined, string]>([
+    [
+      'status unchanged -> kept',
+      {
+        type: 'Ready',
+        status: 'Unknown',
+        reason: 'AwaitingSourceWatcherRecovery',
+        message: 'older text',
+        lastTransitionTime: earlier,
+      },
+      earlier,
+    ],
+    [
+      'status unchanged from a copied Progressing -> kept',
+      {
+        type: 'Ready',
+        status: 'Unknown',
+        reason: 'Progressing',
+        message: 'x',
+        lastTransitionTime: earlier,
+      },
+      earlier,
+    ],
+    [
+      'status changed -> now',
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Succeeded',
+        message: 'x',
+        lastTransitionTime: earlier,
+      },
+      formatTimeSeconds(NOW),
+    ],
+    [
+      'status unchanged but time unparseable -> now',
+      { type: 'Ready', status: 'Unknown', reason: 'X', message: 'x', lastTransitionTime: 'junk' },
+      formatTimeSeconds(NOW),
+    ],
+    ['no Ready yet -> now', undefined, formatTimeSeconds(NOW)],
+  ])('%s', (_label, current, expected) => {
+    const out = desiredPackageSourceReady(makeAg(), makePs(current), NOW, CFG);
+    expect(out?.lastTransitionTime).toBe(expected);
+  });
+});
+
+describe('desiredPackageSourceReady: bounds', () => {
+  it('is null for an AG being deleted or without a name', () => {
+    expect(desiredPackageSourceReady(makeAg({ deleting: true }), makePs(), NOW, CFG)).toBeNull();
+    expect(desiredPackageSourceReady({}, makePs(), NOW, CFG)).toBeNull();
+  });
+
+  it('caps a long copied message at 32768 characters', () => {
+    const ag = makeAg({ ready: { ...buildFailed(NOW), message: 'x'.repeat(40_000) } });
+    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)?.message).toHaveLength(32_768);
+  });
+
+  it('never splits a surrogate pair when capping', () => {
+    const message = `${'x'.repeat(32_767)}😀tail`;
+    const ag = makeAg({ ready: { ...buildFailed(NOW), message } });
+    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)?.message).toBe('x'.repeat(32_767));
+  });
+
+  it('always carries a valid reason', () => {
+    for (const ready of [succeeded(NOW), buildFailed(NOW), progressing(NOW), marker(NOW), null]) {
+      const out = desiredPackageSourceReady(
+        makeAg({ ready, attempts: '5', last: NOW - 5 * MIN }),
+        makePs(),
+        NOW,
+        CFG,
+      );
+      expect(out?.reason).toMatch(REASON_PATTERN);
+    }
+  });
+});
+
+describe('packageSourceNeedsUpdate', () => {
+  it('is false once the desired condition is in place, true before', () => {
+    const ag = makeAg({ ready: succeeded(NOW - MIN) });
+    const desired = desiredPackageSourceReady(ag, makePs(progressing(STALL)), NOW, CFG);
+    if (desired === null) throw new Error('expected a condition');
+    expect(packageSourceNeedsUpdate(makePs(progressing(STALL)), desired)).toBe(true);
+    expect(packageSourceNeedsUpdate(makePs(desired), desired)).toBe(false);
+    expect(packageSourceNeedsUpdate(makePs(), desired)).toBe(true);
+  });
+
+  it('a stable recovery state needs one write, then none', () => {
+    const ag = makeAg({
+      ready: marker(NOW - 10 * SEC),
+      attempts: '1',
+      last: NOW - 10 * SEC,
+      requestedAt: formatTimeNano(NOW - 10 * SEC),
+    });
+    const first = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    if (first === null) throw new Error('expected a condition');
+    const later = desiredPackageSourceReady(ag, makePs(first), NOW + 15 * SEC, CFG);
+    if (later === null) throw new Error('expected a condition');
+    expect(packageSourceNeedsUpdate(makePs(first), later)).toBe(false);
+  });
+});

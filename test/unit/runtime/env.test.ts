@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../shared/runtime/env.js';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults for an empty environment', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      logLevel: 'info',
+      sinkUrl: undefined,
+      alarm: {
+        namespace: 'source-watcher-recovery',
+        name: 'recovery-alarm',
+        sinkBroker: 'default',
+      },
+      resyncPingSource: 'resync',
+      kubeRequestTimeoutMs: 10000,
+    });
+    expect(c.recovery).toMatchObject({
+      gracePeriodMs: 30_000,
+      backoffInitialMs: 30_000,
+      backoffMaxMs: 240_000,
+      maxAttempts: 5,
+      mode: 'enforce',
+    });
+  });
+
+  it('prefers K_SINK (SinkBinding) over BROKER_URL', () => {
+    expect(
+      loadConfig({ K_SINK: 'http://broker.local/a', BROKER_URL: 'http://other/b' }).sinkUrl,
+    ).toBe('http://broker.local/a');
+    expect(loadConfig({ BROKER_URL: 'http://other/b' }).sinkUrl).toBe('http://other/b');
+  });
+
+  it.each([
+    ['PORT', '0', /PORT="0"/],
+    ['PORT', 'http', /PORT="http"/],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL="loud"/],
+    ['K_SINK', 'not a url', /K_SINK="not a url"/],
+    ['BROKER_URL', 'ftp://x', /BROKER_URL="ftp:\/\/x"/],
+    ['ALARM_NAME', 'Bad_Name', /ALARM_NAME="Bad_Name"/],
+    ['KUBE_REQUEST_TIMEOUT_MS', '5', /KUBE_REQUEST_TIMEOUT_MS="5"/],
+    ['RECOVERY_BACKOFF_MAX', '4x', /RECOVERY_BACKOFF_MAX/],
+    ['RECOVERY_MODE', 'sometimes', /RECOVERY_MODE/],
+  ])('fails fast on %s=%s with a message naming the variable', (key, value, pattern) => {
+    expect(() => loadConfig({ [key]: value })).toThrow(pattern);
+  });
+
+  it('reports every problem at once', () => {
+    let message = '';
+    try {
+      loadConfig({ PORT: 'x', RECOVERY_MAX_ATTEMPTS: '0' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/PORT/);
+    expect(message).toMatch(/RECOVERY_MAX_ATTEMPTS/);
+  });
+});
