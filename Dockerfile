@@ -1,0 +1,26 @@
+# One image for all four functions. Each Knative Service picks its entry point with `command`
+# (knative/*/service-*.yaml); the default below runs detect.
+# Build: docker build -t ghcr.io/cozystack/source-watcher-recovery:0.1.0 .
+ARG NODE_IMAGE=node:24-alpine
+
+# --- build: all dependencies, compile TypeScript to dist/ ---
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY shared ./shared
+COPY functions ./functions
+RUN npm run build
+
+# --- runtime: production dependencies and the compiled code only ---
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# Numeric, so that Kubernetes can verify runAsNonRoot. Files stay root-owned and read-only.
+USER 65532:65532
+EXPOSE 8080
+CMD ["node", "dist/functions/detect/main.js"]

@@ -1,0 +1,34 @@
+// The ConfigMap in each render is a configuration the functions accept: it goes through the same
+// loader the functions run at start-up (shared/runtime/env.ts), with no error.
+
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../shared/runtime/env.js';
+import { findObject, renderKustomize } from '../../support/manifests.js';
+
+describe.each([
+  ['knative', 'enforce'],
+  ['knative/overlays/observe', 'observe'],
+  ['knative/overlays/flux-only', 'enforce'],
+])('%s: recovery-config', (render, mode) => {
+  it(`loads as the functions load it (mode ${mode})`, () => {
+    const data = findObject(renderKustomize(render), 'ConfigMap', 'recovery-config').data as Record<
+      string,
+      string
+    >;
+    const config = loadConfig({ ...data, PORT: '8080' });
+    expect(config.recovery).toMatchObject({
+      gracePeriodMs: 30_000,
+      backoffInitialMs: 30_000,
+      backoffMaxMs: 240_000,
+      maxAttempts: 5,
+      mode,
+    });
+    expect(config.alarm).toEqual({
+      namespace: 'source-watcher-recovery',
+      name: 'recovery-alarm',
+      sinkBroker: 'default',
+    });
+    expect(config.resyncPingSource).toBe('resync');
+    expect(config.logLevel).toBe('info');
+  });
+});

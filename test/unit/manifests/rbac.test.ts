@@ -1,0 +1,181 @@
+// The RBAC in knative/: exactly the grants each identity needs, nothing more.
+
+import { describe, expect, it } from 'vitest';
+import {
+  RECOVERY_NAMESPACE,
+  findObject,
+  loadRbacRules,
+  objectsOfKind,
+  renderKustomize,
+  ruleAllows,
+  type ApiRequest,
+  type PolicyRule,
+} from '../../support/manifests.js';
+
+const AG = 'source.extensions.fluxcd.io';
+const PS = 'cozystack.io';
+const KN = 'sources.knative.dev';
+const NS = RECOVERY_NAMESPACE;
+
+const base = () => renderKustomize('knative');
+
+/** One grant per (scope, group, resource, verb, names): order- and grouping-independent. */
+function grants(rules: readonly PolicyRule[]): string[] {
+  const out: string[] = [];
+  for (const r of rules) {
+    for (const g of r.apiGroups)
+      for (const res of r.resources)
+        for (const v of r.verbs)
+          out.push(
+            `${r.namespace ?? '*'} ${g}/${res} ${v}${r.resourceNames ? ` ${r.resourceNames.join(',')}` : ''}`,
+          );
+  }
+  return out.sort();
+}
+
+const EXPECTED_GRANTS: Record<string, string[]> = {
+  detect: [
+    `* ${AG}/artifactgenerators get`,
+    `* ${AG}/artifactgenerators list`,
+    `* ${AG}/artifactgenerators watch`,
+    `${NS} ${KN}/pingsources create`,
+    `${NS} ${KN}/pingsources get recovery-alarm`,
+    `${NS} ${KN}/pingsources patch recovery-alarm`,
+    `${NS} ${KN}/pingsources delete recovery-alarm`,
+  ],
+  'force-drift': [
+    `* ${AG}/artifactgenerators get`,
+    `* ${AG}/artifactgenerators patch`,
+    `* ${AG}/artifactgenerators/status patch`,
+  ],
+  'surface-stalled': [
+    `* ${AG}/artifactgenerators get`,
+    `* ${AG}/artifactgenerators list`,
+    `* ${PS}/packagesources get`,
+    `* ${PS}/packagesources list`,
+    `* ${PS}/packagesources/status patch`,
+  ],
+  apiserversource: [
+    `* ${AG}/artifactgenerators get`,
+    `* ${AG}/artifactgenerators list`,
+    `* ${AG}/artifactgenerators watch`,
+  ],
+  'dead-letter': [],
+};
+
+describe('grants per ServiceAccount', () => {
+  it.each(Object.entries(EXPECTED_GRANTS))('%s holds exactly its grants', (sa, expected) => {
+    expect(grants(loadRbacRules(sa, base()))).toEqual([...expected].sort());
+  });
+
+  it('the five ServiceAccounts exist and nothing else is bound', () => {
+    const objects = base();
+    const accounts = objectsOfKind(objects, 'ServiceAccount').map((s) => s.metadata.name);
+    expect(accounts.sort()).toEqual(Object.keys(EXPECTED_GRANTS).sort());
+    for (const binding of objects.filter((o) => o.kind.endsWith('RoleBinding'))) {
+      for (const s of binding.subjects as { kind: string; name: string; namespace?: string }[]) {
+        expect(s.kind, binding.metadata.name).toBe('ServiceAccount');
+        expect(accounts, binding.metadata.name).toContain(s.name);
+        expect(s.namespace ?? binding.metadata.namespace, binding.metadata.name).toBe(NS);
+      }
+    }
+  });
+
+  it('every (Cluster)Role is bound (no orphan grants)', () => {
+    const objects = base();
+    const bound = new Set(
+      objects
+        .filter((o) => o.kind.endsWith('RoleBinding'))
+        .map((b) => {
+          const ref = b.roleRef as { kind: string; name: string };
+          return `${ref.kind}/${ref.name}`;
+        }),
+    );
+    for (const role of objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole')) {
+      expect(bound.has(`${role.kind}/${role.metadata.name}`), role.metadata.name).toBe(true);
+    }
+  });
+
+  it('dead-letter gets no API token at all', () => {
+    const sa = findObject(base(), 'ServiceAccount', 'dead-letter');
+    expect(sa.automountServiceAccountToken).toBe(false);
+  });
+
+  it('the alarm Role names the alarm the config names', () => {
+    const objects = base();
+    const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
+    const named = loadRbacRules('detect', objects).flatMap((r) => r.resourceNames ?? []);
+    expect(new Set(named)).toEqual(new Set([data.ALARM_NAME]));
+    expect(data.ALARM_NAMESPACE).toBe(NS);
+  });
+});
+
+describe('what each identity can and cannot do', () => {
+  const ag = (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({
+    verb,
+    group: AG,
+    resource: 'artifactgenerators',
+    namespace: 'cozy-system',
+    name: 'pkg',
+    ...extra,
+  });
+  const ping = (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({
+    verb,
+    group: KN,
+    resource: 'pingsources',
+    namespace: NS,
+    name: 'recovery-alarm',
+    ...extra,
+  });
+  const ps = (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({
+    verb,
+    group: PS,
+    resource: 'packagesources',
+    name: 'pkg',
+    ...extra,
+  });
+  const allNs = { namespace: '' } as const;
+  const noName = {} as Partial<ApiRequest>;
+
+  it.each<[string, string, ApiRequest, boolean]>([
+    ['detect', 'lists AGs in all namespaces', ag('list', { ...allNs }), true],
+    ['detect', 'watches AGs in all namespaces', ag('watch', { ...allNs }), true],
+    ['detect', 'gets an AG', ag('get'), true],
+    ['detect', 'cannot patch an AG', ag('patch'), false],
+    ['detect', 'cannot patch AG status', ag('patch', { subresource: 'status' }), false],
+    ['detect', 'creates the alarm', ping('create', noName), true],
+    ['detect', 'patches the alarm', ping('patch'), true],
+    ['detect', 'deletes the alarm', ping('delete'), true],
+    ['detect', 'cannot delete another PingSource', ping('delete', { name: 'resync' }), false],
+    [
+      'detect',
+      'cannot create a PingSource elsewhere',
+      ping('create', { namespace: 'default' }),
+      false,
+    ],
+    ['detect', 'cannot list PingSources', ping('list', { name: undefined }), false],
+    ['detect', 'cannot touch PackageSources', ps('get'), false],
+    ['force-drift', 'gets an AG', ag('get'), true],
+    ['force-drift', 'patches AG annotations', ag('patch'), true],
+    ['force-drift', 'patches AG status', ag('patch', { subresource: 'status' }), true],
+    ['force-drift', 'cannot list AGs', ag('list', { ...allNs }), false],
+    ['force-drift', 'cannot delete an AG', ag('delete'), false],
+    ['force-drift', 'cannot update (PUT) an AG', ag('update'), false],
+    ['force-drift', 'cannot patch a PackageSource', ps('patch', { subresource: 'status' }), false],
+    ['surface-stalled', 'lists PackageSources', ps('list', { name: undefined }), true],
+    [
+      'surface-stalled',
+      'patches PackageSource status',
+      ps('patch', { subresource: 'status' }),
+      true,
+    ],
+    ['surface-stalled', 'cannot patch a PackageSource itself', ps('patch'), false],
+    ['surface-stalled', 'gets an AG', ag('get'), true],
+    ['surface-stalled', 'cannot patch an AG', ag('patch'), false],
+    ['apiserversource', 'watches AGs in all namespaces', ag('watch', { ...allNs }), true],
+    ['apiserversource', 'cannot patch an AG', ag('patch'), false],
+    ['dead-letter', 'cannot read an AG', ag('get'), false],
+  ])('%s %s', (sa, _what, request, allowed) => {
+    expect(ruleAllows(loadRbacRules(sa, base()), request)).toBe(allowed);
+  });
+});

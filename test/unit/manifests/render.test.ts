@@ -1,0 +1,246 @@
+// knative/ as a whole: every YAML file parses, the base and both overlays render with kustomize,
+// and each render holds exactly the expected objects.
+
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import {
+  KNATIVE_DIR,
+  RECOVERY_NAMESPACE,
+  findObject,
+  kubectlBinary,
+  loadKustomizationResources,
+  loadRbacRules,
+  loadTriggers,
+  renderKustomize,
+  type K8sObject,
+  type PolicyRule,
+} from '../../support/manifests.js';
+
+const BASE = 'knative';
+const OBSERVE = 'knative/overlays/observe';
+const FLUX_ONLY = 'knative/overlays/flux-only';
+
+const CORE_OBJECTS = [
+  'Namespace/source-watcher-recovery',
+  'ConfigMap/recovery-config',
+  'Broker/default',
+  'ServiceAccount/detect',
+  'ServiceAccount/force-drift',
+  'ServiceAccount/dead-letter',
+  'ServiceAccount/apiserversource',
+  'ClusterRole/source-watcher-recovery-detect',
+  'ClusterRoleBinding/source-watcher-recovery-detect',
+  'Role/detect-alarm',
+  'RoleBinding/detect-alarm',
+  'ClusterRole/source-watcher-recovery-force-drift',
+  'ClusterRoleBinding/source-watcher-recovery-force-drift',
+  'ClusterRole/source-watcher-recovery-apiserversource',
+  'ClusterRoleBinding/source-watcher-recovery-apiserversource',
+  'Service/detect',
+  'Service/force-drift',
+  'Service/dead-letter',
+  'Trigger/detect-ag-add',
+  'Trigger/detect-ag-update',
+  'Trigger/detect-resync',
+  'Trigger/detect-alarm',
+  'Trigger/force-drift-force',
+  'Trigger/force-drift-clear-tracking',
+  'ApiServerSource/artifactgenerators',
+  'PingSource/resync',
+  'SinkBinding/detect',
+];
+const COZYSTACK_OBJECTS = [
+  'ServiceAccount/surface-stalled',
+  'ClusterRole/source-watcher-recovery-surface-stalled',
+  'ClusterRoleBinding/source-watcher-recovery-surface-stalled',
+  'Service/surface-stalled',
+  'Trigger/surface-stalled-ag-add',
+  'Trigger/surface-stalled-ag-update',
+  'Trigger/surface-stalled-stalled',
+  'Trigger/surface-stalled-resync',
+];
+const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
+
+const key = (o: K8sObject): string => `${o.kind}/${o.metadata.name}`;
+const keys = (objects: readonly K8sObject[]): string[] => objects.map(key).sort();
+
+function yamlFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .map((e) => path.join(e.parentPath, e.name))
+    .sort();
+}
+
+describe('kubectl', () => {
+  it('is installed (the manifest tests render with `kubectl kustomize`)', () => {
+    let version = '';
+    try {
+      version = execFileSync(kubectlBinary(), ['version', '--client'], { encoding: 'utf8' });
+    } catch (e) {
+      throw new Error(
+        `kubectl is required by the manifest tests and could not run ("${kubectlBinary()}"): ` +
+          `${(e as Error).message}. Install kubectl or set KUBECTL.`,
+      );
+    }
+    expect(version).toMatch(/Kustomize Version|Client Version/);
+  });
+});
+
+describe('every YAML file under knative/', () => {
+  const files = yamlFiles(KNATIVE_DIR);
+
+  it('exists (the tree is not empty)', () => {
+    expect(files.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it.each(files.map((f) => [path.relative(KNATIVE_DIR, f), f]))(
+    '%s parses into documents with apiVersion and kind',
+    (_rel, file) => {
+      const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+      expect(docs.length).toBeGreaterThan(0);
+      for (const doc of docs) {
+        expect(doc.errors.map((e) => e.message)).toEqual([]);
+        const value = doc.toJS() as Record<string, unknown>;
+        expect(typeof value.apiVersion).toBe('string');
+        expect(typeof value.kind).toBe('string');
+      }
+    },
+  );
+});
+
+describe('kustomize renders', () => {
+  it.each([
+    [BASE, [...CORE_OBJECTS, ...COZYSTACK_OBJECTS]],
+    [OBSERVE, [...CORE_OBJECTS, ...COZYSTACK_OBJECTS]],
+    [FLUX_ONLY, CORE_OBJECTS],
+  ])('%s into exactly the expected objects', (dir, expected) => {
+    expect(keys(renderKustomize(dir))).toEqual([...expected].sort());
+  });
+
+  it.each([BASE, OBSERVE, FLUX_ONLY])(
+    '%s: namespaced objects in source-watcher-recovery, part-of label on all',
+    (dir) => {
+      for (const o of renderKustomize(dir)) {
+        const expectedNs = CLUSTER_SCOPED.has(o.kind) ? undefined : RECOVERY_NAMESPACE;
+        expect(o.metadata.namespace, key(o)).toBe(expectedNs);
+        expect(o.metadata.labels?.['app.kubernetes.io/part-of'], key(o)).toBe(
+          'source-watcher-recovery',
+        );
+      }
+    },
+  );
+
+  it('the kubectl-free loader sees the same Triggers and RBAC as kustomize', () => {
+    const rendered = renderKustomize(BASE);
+    const plain = loadKustomizationResources(KNATIVE_DIR);
+    expect(keys(plain)).toEqual(keys(rendered));
+    const byName = (a: { name: string }, b: { name: string }): number =>
+      a.name.localeCompare(b.name);
+    expect(loadTriggers(plain).sort(byName)).toEqual(loadTriggers(rendered).sort(byName));
+    for (const sa of [
+      'detect',
+      'force-drift',
+      'surface-stalled',
+      'dead-letter',
+      'apiserversource',
+    ]) {
+      const bySource = (rules: PolicyRule[]): string[] =>
+        rules.map((r) => JSON.stringify(r)).sort();
+      expect(bySource(loadRbacRules(sa, plain)), sa).toEqual(bySource(loadRbacRules(sa, rendered)));
+    }
+  });
+});
+
+describe('overlays', () => {
+  const modeOf = (objects: readonly K8sObject[]): string => {
+    const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
+    return data.RECOVERY_MODE ?? '';
+  };
+  const templateModes = (objects: readonly K8sObject[]): string[] =>
+    objects
+      .filter((o) => o.kind === 'Service')
+      .map((o) => {
+        const template = (
+          o.spec as { template: { metadata: { annotations: Record<string, string> } } }
+        ).template;
+        return template.metadata.annotations['source-watcher-recovery.cozystack.io/mode'] ?? '';
+      });
+
+  it.each([
+    [BASE, 'enforce'],
+    [OBSERVE, 'observe'],
+    [FLUX_ONLY, 'enforce'],
+  ])('%s: RECOVERY_MODE=%s, mirrored on every Service template (rolls a Revision)', (dir, mode) => {
+    const objects = renderKustomize(dir);
+    expect(modeOf(objects)).toBe(mode);
+    const modes = templateModes(objects);
+    expect(modes.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(modes)).toEqual(new Set([mode]));
+  });
+
+  it('observe changes nothing but the mode', () => {
+    const normalize = (objects: readonly K8sObject[]): string =>
+      JSON.stringify(objects)
+        .replaceAll('"RECOVERY_MODE":"observe"', '"RECOVERY_MODE":"enforce"')
+        .replaceAll(
+          '"source-watcher-recovery.cozystack.io/mode":"observe"',
+          '"source-watcher-recovery.cozystack.io/mode":"enforce"',
+        );
+    const sortByKey = (objects: readonly K8sObject[]): K8sObject[] =>
+      [...objects].sort((a, b) => key(a).localeCompare(key(b)));
+    expect(normalize(sortByKey(renderKustomize(OBSERVE)))).toBe(
+      normalize(sortByKey(renderKustomize(BASE))),
+    );
+  });
+
+  it('flux-only is the base minus surface-stalled, the rest unchanged', () => {
+    const base = renderKustomize(BASE);
+    const fluxOnly = renderKustomize(FLUX_ONLY);
+    const removed = keys(base).filter((k) => !keys(fluxOnly).includes(k));
+    expect(removed).toEqual([...COZYSTACK_OBJECTS].sort());
+    for (const o of fluxOnly) {
+      expect(o, key(o)).toEqual(base.find((b) => key(b) === key(o)));
+    }
+    expect(loadRbacRules('surface-stalled', fluxOnly)).toEqual([]);
+  });
+});
+
+describe('image override', () => {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'swr-overlay-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('a user overlay with `images:` retargets every Service (one image, kustomize knob)', () => {
+    writeFileSync(
+      path.join(tmp, 'kustomization.yaml'),
+      [
+        'apiVersion: kustomize.config.k8s.io/v1beta1',
+        'kind: Kustomization',
+        'resources:',
+        `  - ${path.relative(tmp, KNATIVE_DIR)}`,
+        'images:',
+        '  - name: ghcr.io/cozystack/source-watcher-recovery',
+        '    newName: registry.example.com/mirror/source-watcher-recovery',
+        '    newTag: 9.8.7',
+        '',
+      ].join('\n'),
+    );
+    const services = renderKustomize(tmp).filter((o) => o.kind === 'Service');
+    expect(services.map((s) => s.metadata.name).sort()).toEqual([
+      'dead-letter',
+      'detect',
+      'force-drift',
+      'surface-stalled',
+    ]);
+    for (const s of services) {
+      const containers = (s.spec as { template: { spec: { containers: { image: string }[] } } })
+        .template.spec.containers;
+      expect(containers.map((c) => c.image)).toEqual([
+        'registry.example.com/mirror/source-watcher-recovery:9.8.7',
+      ]);
+    }
+  });
+});

@@ -1,0 +1,125 @@
+// The event plumbing in knative/: Namespace, Broker, ApiServerSource, the resync PingSource, the
+// SinkBinding, and the ConfigMap the functions read.
+
+import { describe, expect, it } from 'vitest';
+import { AG_API_VERSION, AG_KIND } from '../../../shared/core/types.js';
+import {
+  RECOVERY_NAMESPACE,
+  findObject,
+  loadRbacRules,
+  objectsOfKind,
+  renderKustomize,
+  ruleAllows,
+} from '../../support/manifests.js';
+
+const RENDERS = ['knative', 'knative/overlays/observe', 'knative/overlays/flux-only'];
+const base = () => renderKustomize('knative');
+const spec = (kind: string, name: string, render = 'knative'): Record<string, unknown> =>
+  findObject(renderKustomize(render), kind, name).spec as Record<string, unknown>;
+const BROKER_REF = { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' };
+const DEAD_LETTER_REF = {
+  apiVersion: 'serving.knative.dev/v1',
+  kind: 'Service',
+  name: 'dead-letter',
+};
+
+const CONFIG: Record<string, string> = {
+  RECOVERY_GRACE_PERIOD: '30s',
+  RECOVERY_BACKOFF_INITIAL: '30s',
+  RECOVERY_BACKOFF_MAX: '4m',
+  RECOVERY_MAX_ATTEMPTS: '5',
+  RECOVERY_MODE: 'enforce',
+  LOG_LEVEL: 'info',
+  ALARM_NAMESPACE: RECOVERY_NAMESPACE,
+  ALARM_NAME: 'recovery-alarm',
+  ALARM_SINK_BROKER: 'default',
+  RESYNC_PINGSOURCE: 'resync',
+};
+
+describe('namespace and Broker', () => {
+  it('the namespace lets the SinkBinding webhook in (inclusion mode)', () => {
+    const ns = findObject(base(), 'Namespace', RECOVERY_NAMESPACE);
+    expect(ns.metadata.labels?.['bindings.knative.dev/include']).toBe('true');
+  });
+
+  it('Broker `default` dead-letters to the dead-letter Service', () => {
+    const delivery = spec('Broker', 'default').delivery as Record<string, unknown>;
+    expect(delivery.deadLetterSink).toEqual({ ref: DEAD_LETTER_REF });
+    expect(delivery.backoffPolicy).toBe('exponential');
+  });
+});
+
+describe('ApiServerSource', () => {
+  it('sends whole ArtifactGenerators from all namespaces to the Broker', () => {
+    const s = spec('ApiServerSource', 'artifactgenerators');
+    expect(s.mode).toBe('Resource');
+    expect(s.resources).toEqual([{ apiVersion: AG_API_VERSION, kind: AG_KIND }]);
+    // An empty selector is "all namespaces"; an absent one would be "only this namespace".
+    expect(s.namespaceSelector).toEqual({});
+    expect(s.sink).toEqual({ ref: BROKER_REF });
+    expect(s.serviceAccountName).toBe('apiserversource');
+  });
+
+  it('its ServiceAccount passes the access check Knative runs (get, list, watch everywhere)', () => {
+    const objects = base();
+    findObject(objects, 'ServiceAccount', 'apiserversource');
+    const rules = loadRbacRules('apiserversource', objects);
+    for (const verb of ['get', 'list', 'watch']) {
+      for (const namespace of ['', 'cozy-system', 'flux-system']) {
+        const request = {
+          verb,
+          group: 'source.extensions.fluxcd.io',
+          resource: 'artifactgenerators',
+          namespace,
+        };
+        expect(ruleAllows(rules, request), `${verb} in "${namespace}"`).toBe(true);
+      }
+    }
+  });
+});
+
+describe('resync PingSource', () => {
+  it('fires every 5 minutes (UTC) with {"purpose":"resync"} into the Broker', () => {
+    const s = spec('PingSource', 'resync');
+    expect(s).toMatchObject({
+      schedule: '*/5 * * * *',
+      timezone: 'UTC',
+      contentType: 'application/json',
+      sink: { ref: BROKER_REF },
+    });
+    expect(JSON.parse(String(s.data))).toEqual({ purpose: 'resync' });
+  });
+
+  it.each(RENDERS)('%s: the alarm PingSource is not shipped (detect owns it at runtime)', (r) => {
+    expect(objectsOfKind(renderKustomize(r), 'PingSource').map((p) => p.metadata.name)).toEqual([
+      'resync',
+    ]);
+  });
+});
+
+describe('SinkBinding', () => {
+  it('gives the detect Service K_SINK = the Broker', () => {
+    const s = spec('SinkBinding', 'detect');
+    expect(s.subject).toEqual({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Service',
+      name: 'detect',
+    });
+    expect(s.sink).toEqual({ ref: BROKER_REF });
+    findObject(base(), 'Service', 'detect', 'serving.knative.dev');
+  });
+});
+
+describe('recovery-config', () => {
+  it('holds exactly the documented keys and defaults', () => {
+    expect(findObject(base(), 'ConfigMap', 'recovery-config').data).toEqual(CONFIG);
+  });
+
+  it.each(RENDERS)('%s: names objects that exist in the render', (render) => {
+    const objects = renderKustomize(render);
+    const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
+    expect(data.ALARM_NAMESPACE).toBe(RECOVERY_NAMESPACE);
+    findObject(objects, 'Broker', data.ALARM_SINK_BROKER ?? '');
+    findObject(objects, 'PingSource', data.RESYNC_PINGSOURCE ?? '');
+  });
+});

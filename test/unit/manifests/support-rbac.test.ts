@@ -1,0 +1,399 @@
+// test/support/manifests.ts itself: the RBAC decision (pure, Kubernetes semantics), the RBAC
+// loader and the Trigger loader on hand-made objects, the ISO 8601 parser, the YAML reader.
+
+import { describe, expect, it } from 'vitest';
+import {
+  loadRbacRules,
+  loadTriggers,
+  parseIsoDuration,
+  parseManifests,
+  ruleAllows,
+  rulesAllowing,
+  type ApiRequest,
+  type K8sObject,
+  type PolicyRule,
+} from '../../support/manifests.js';
+
+const rule = (r: Partial<PolicyRule>): PolicyRule => ({
+  apiGroups: ['g.example'],
+  resources: ['widgets'],
+  verbs: ['get'],
+  ...r,
+});
+const req = (r: Partial<ApiRequest>): ApiRequest => ({
+  verb: 'get',
+  group: 'g.example',
+  resource: 'widgets',
+  namespace: 'ns1',
+  name: 'w1',
+  ...r,
+});
+
+describe('ruleAllows', () => {
+  it.each<[string, PolicyRule[], ApiRequest, string | undefined, boolean]>([
+    ['exact match', [rule({})], req({}), undefined, true],
+    ['no rules', [], req({}), undefined, false],
+    ['other verb', [rule({})], req({ verb: 'patch' }), undefined, false],
+    ['verb wildcard', [rule({ verbs: ['*'] })], req({ verb: 'delete' }), undefined, true],
+    ['verb in a list', [rule({ verbs: ['list', 'get'] })], req({}), undefined, true],
+    ['other group', [rule({})], req({ group: 'other.example' }), undefined, false],
+    ['group wildcard', [rule({ apiGroups: ['*'] })], req({ group: 'x' }), undefined, true],
+    ['core group is ""', [rule({ apiGroups: [''] })], req({ group: '' }), undefined, true],
+    ['core rule, named group', [rule({ apiGroups: [''] })], req({}), undefined, false],
+    ['other resource', [rule({})], req({ resource: 'gadgets' }), undefined, false],
+    [
+      'resource wildcard',
+      [rule({ resources: ['*'] })],
+      req({ subresource: 'status' }),
+      undefined,
+      true,
+    ],
+    [
+      'resource does not cover its status',
+      [rule({})],
+      req({ subresource: 'status' }),
+      undefined,
+      false,
+    ],
+    [
+      'status rule',
+      [rule({ resources: ['widgets/status'] })],
+      req({ subresource: 'status' }),
+      undefined,
+      true,
+    ],
+    [
+      'status rule is not the resource',
+      [rule({ resources: ['widgets/status'] })],
+      req({}),
+      undefined,
+      false,
+    ],
+    [
+      '*/status',
+      [rule({ resources: ['*/status'] })],
+      req({ subresource: 'status' }),
+      undefined,
+      true,
+    ],
+    [
+      '*/status is not */scale',
+      [rule({ resources: ['*/status'] })],
+      req({ subresource: 'scale' }),
+      undefined,
+      false,
+    ],
+    ['resourceNames match', [rule({ resourceNames: ['w1'] })], req({}), undefined, true],
+    ['resourceNames other name', [rule({ resourceNames: ['w2'] })], req({}), undefined, false],
+    [
+      'resourceNames, request without name',
+      [rule({ resourceNames: ['w1'] })],
+      req({ name: undefined }),
+      undefined,
+      false,
+    ],
+    ['empty resourceNames = all', [rule({ resourceNames: [] })], req({}), undefined, true],
+    [
+      'cluster-wide rule, any namespace',
+      [rule({})],
+      req({ namespace: 'anywhere' }),
+      undefined,
+      true,
+    ],
+    ['cluster-wide rule, all namespaces', [rule({})], req({ namespace: '' }), undefined, true],
+    [
+      'cluster-wide rule, cluster-scoped',
+      [rule({})],
+      req({ namespace: undefined }),
+      undefined,
+      true,
+    ],
+    ['roleNamespace: same namespace', [rule({})], req({}), 'ns1', true],
+    ['roleNamespace: other namespace', [rule({})], req({ namespace: 'ns2' }), 'ns1', false],
+    [
+      'roleNamespace: all-namespace list',
+      [rule({ verbs: ['list'] })],
+      req({ verb: 'list', namespace: '' }),
+      'ns1',
+      false,
+    ],
+    ['roleNamespace: cluster-scoped', [rule({})], req({ namespace: undefined }), 'ns1', false],
+    [
+      'rule namespace wins over roleNamespace',
+      [rule({ namespace: 'ns2' })],
+      req({ namespace: 'ns2' }),
+      'ns1',
+      true,
+    ],
+    ['rule namespace scopes', [rule({ namespace: 'ns2' })], req({}), undefined, false],
+    ['second rule matches', [rule({ verbs: ['list'] }), rule({})], req({}), undefined, true],
+  ])('%s', (_name, rules, request, roleNamespace, allowed) => {
+    expect(ruleAllows(rules, request, roleNamespace)).toBe(allowed);
+  });
+
+  it('rulesAllowing names the rules that grant a request', () => {
+    const a = rule({ verbs: ['get'], from: 'a' });
+    const b = rule({ verbs: ['*'], from: 'b' });
+    const c = rule({ verbs: ['list'], from: 'c' });
+    expect(rulesAllowing([a, b, c], req({})).map((r) => r.from)).toEqual(['a', 'b']);
+  });
+
+  it.each<[string, ApiRequest]>([
+    ['empty verb', req({ verb: '' })],
+    ['empty resource', req({ resource: '' })],
+    ['resource with a slash', req({ resource: 'widgets/status' })],
+    ['empty subresource', req({ subresource: '' })],
+  ])('rejects a malformed request: %s', (_name, request) => {
+    expect(() => ruleAllows([rule({ verbs: ['*'], resources: ['*'] })], request)).toThrow(
+      /invalid API request/,
+    );
+  });
+});
+
+function obj(
+  kind: string,
+  name: string,
+  rest: Record<string, unknown> = {},
+  namespace?: string,
+): K8sObject {
+  return {
+    apiVersion: kind.includes('Role') ? 'rbac.authorization.k8s.io/v1' : 'v1',
+    kind,
+    metadata: namespace === undefined ? { name } : { name, namespace },
+    ...rest,
+  };
+}
+const sa = (name: string, namespace = 'ns1') => ({ kind: 'ServiceAccount', name, namespace });
+
+describe('loadRbacRules', () => {
+  const objects: K8sObject[] = [
+    obj('ClusterRole', 'cr', { rules: [{ apiGroups: ['g'], resources: ['a'], verbs: ['get'] }] }),
+    obj('ClusterRole', 'cr-unused', {
+      rules: [{ apiGroups: ['g'], resources: ['z'], verbs: ['*'] }],
+    }),
+    obj('ClusterRoleBinding', 'crb', {
+      roleRef: { kind: 'ClusterRole', name: 'cr' },
+      subjects: [sa('me')],
+    }),
+    obj(
+      'Role',
+      'r',
+      { rules: [{ apiGroups: ['g'], resources: ['b'], verbs: ['patch'], resourceNames: ['x'] }] },
+      'ns1',
+    ),
+    obj(
+      'RoleBinding',
+      'rb',
+      { roleRef: { kind: 'Role', name: 'r' }, subjects: [{ kind: 'ServiceAccount', name: 'me' }] },
+      'ns1',
+    ),
+    obj(
+      'RoleBinding',
+      'rb-cr',
+      { roleRef: { kind: 'ClusterRole', name: 'cr-unused' }, subjects: [sa('me')] },
+      'ns2',
+    ),
+    obj('ClusterRoleBinding', 'other-ns', {
+      roleRef: { kind: 'ClusterRole', name: 'cr-unused' },
+      subjects: [sa('me', 'elsewhere')],
+    }),
+  ];
+
+  it('collects cluster-wide and namespaced rules, scoped by binding', () => {
+    expect(loadRbacRules('me', objects, 'ns1')).toEqual([
+      { apiGroups: ['g'], resources: ['a'], verbs: ['get'], from: 'ClusterRole/cr' },
+      {
+        apiGroups: ['g'],
+        resources: ['b'],
+        verbs: ['patch'],
+        resourceNames: ['x'],
+        namespace: 'ns1',
+        from: 'Role/ns1/r',
+      },
+      {
+        apiGroups: ['g'],
+        resources: ['z'],
+        verbs: ['*'],
+        namespace: 'ns2',
+        from: 'ClusterRole/cr-unused',
+      },
+    ]);
+  });
+
+  it('a ClusterRole bound by a RoleBinding grants only in that namespace', () => {
+    const rules = loadRbacRules('me', objects, 'ns1');
+    const z = { verb: 'delete', group: 'g', resource: 'z', name: 'q' };
+    expect(ruleAllows(rules, { ...z, namespace: 'ns2' })).toBe(true);
+    expect(ruleAllows(rules, { ...z, namespace: 'ns1' })).toBe(false);
+  });
+
+  it('an account with no binding holds nothing', () => {
+    expect(loadRbacRules('nobody', objects, 'ns1')).toEqual([]);
+  });
+
+  it.each<[string, K8sObject[], RegExp]>([
+    [
+      'a binding to a missing role',
+      [
+        obj('ClusterRoleBinding', 'b', {
+          roleRef: { kind: 'ClusterRole', name: 'gone' },
+          subjects: [sa('me')],
+        }),
+      ],
+      /missing ClusterRole gone/,
+    ],
+    [
+      'a ClusterRoleBinding to a Role',
+      [
+        obj('ClusterRoleBinding', 'b', {
+          roleRef: { kind: 'Role', name: 'r' },
+          subjects: [sa('me')],
+        }),
+      ],
+      /cannot bind a Role/,
+    ],
+    [
+      'a RoleBinding without namespace',
+      [obj('RoleBinding', 'b', { roleRef: { kind: 'Role', name: 'r' }, subjects: [sa('me')] })],
+      /has no namespace/,
+    ],
+    [
+      'a rule with a non-list field',
+      [
+        obj('ClusterRole', 'cr', { rules: [{ apiGroups: 'g', resources: ['a'], verbs: ['get'] }] }),
+        obj('ClusterRoleBinding', 'b', {
+          roleRef: { kind: 'ClusterRole', name: 'cr' },
+          subjects: [sa('me')],
+        }),
+      ],
+      /apiGroups must be a list/,
+    ],
+  ])('rejects %s', (_name, bad, message) => {
+    expect(() => loadRbacRules('me', bad, 'ns1')).toThrow(message);
+  });
+});
+
+describe('loadTriggers', () => {
+  const trigger = (spec: Record<string, unknown>): K8sObject =>
+    obj('Trigger', 't', { apiVersion: 'eventing.knative.dev/v1', spec }, 'ns1');
+  const ksvc = (name: string) => ({
+    ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name },
+  });
+
+  it('flattens filter, subscriber and delivery', () => {
+    const [t] = loadTriggers([
+      trigger({
+        broker: 'default',
+        filter: { attributes: { type: 'x.y', kind: 'K' } },
+        subscriber: ksvc('fn'),
+        delivery: {
+          retry: 3,
+          backoffPolicy: 'exponential',
+          backoffDelay: 'PT0.5S',
+          deadLetterSink: ksvc('dl'),
+        },
+      }),
+    ]);
+    expect(t).toEqual({
+      name: 't',
+      namespace: 'ns1',
+      broker: 'default',
+      filter: { type: 'x.y', kind: 'K' },
+      subscriber: 'fn',
+      delivery: {
+        retry: 3,
+        backoffPolicy: 'exponential',
+        backoffDelay: 'PT0.5S',
+        backoffDelayMs: 500,
+        deadLetterSink: 'dl',
+      },
+    });
+  });
+
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    ['no broker', { subscriber: ksvc('fn') }, /spec.broker missing/],
+    [
+      'a subscriber that is not a Knative Service',
+      { broker: 'b', subscriber: { ref: { apiVersion: 'v1', kind: 'Service', name: 'fn' } } },
+      /serving.knative.dev\/v1 Service/,
+    ],
+    [
+      'a subscriber URI only',
+      { broker: 'b', subscriber: { uri: 'http://x' } },
+      /expected a mapping/,
+    ],
+    [
+      'a non-string filter value',
+      { broker: 'b', filter: { attributes: { type: 1 } }, subscriber: ksvc('fn') },
+      /not a string/,
+    ],
+    [
+      'a bad retry',
+      {
+        broker: 'b',
+        subscriber: ksvc('fn'),
+        delivery: { retry: -1, backoffPolicy: 'linear', backoffDelay: 'PT1S' },
+      },
+      /retry/,
+    ],
+    [
+      'a bad backoffPolicy',
+      {
+        broker: 'b',
+        subscriber: ksvc('fn'),
+        delivery: { retry: 1, backoffPolicy: 'random', backoffDelay: 'PT1S' },
+      },
+      /backoffPolicy/,
+    ],
+    [
+      'a bad backoffDelay',
+      {
+        broker: 'b',
+        subscriber: ksvc('fn'),
+        delivery: { retry: 1, backoffPolicy: 'linear', backoffDelay: '1s' },
+      },
+      /ISO 8601/,
+    ],
+  ])('rejects %s', (_name, spec, message) => {
+    expect(() => loadTriggers([trigger(spec)])).toThrow(message);
+  });
+});
+
+describe('parseIsoDuration', () => {
+  it.each<[string, number]>([
+    ['PT1S', 1000],
+    ['PT0.5S', 500],
+    ['PT0.2S', 200],
+    ['PT2M', 120_000],
+    ['PT1H', 3_600_000],
+    ['P1D', 86_400_000],
+    ['P1DT1H1M1.5S', 90_061_500],
+    ['PT0S', 0],
+  ])('%s = %d ms', (text, ms) => {
+    expect(parseIsoDuration(text)).toBe(ms);
+  });
+
+  it.each(['', 'P', 'PT', '1s', 'PT1', 'PT-1S', 'P1S', 'PT1.S', 'pt1s'])('rejects %j', (text) => {
+    expect(() => parseIsoDuration(text)).toThrow(/ISO 8601/);
+  });
+});
+
+describe('parseManifests', () => {
+  it('reads every document and skips empty ones', () => {
+    const text =
+      '---\napiVersion: v1\nkind: A\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: B\nmetadata: {name: b}\n';
+    expect(parseManifests(text, 'x').map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'A/a',
+      'B/b',
+    ]);
+  });
+
+  it.each<[string, string, RegExp]>([
+    ['broken YAML', 'kind: [unclosed', /x: YAML document 1/],
+    ['a list document', '- a\n- b\n', /expected a mapping, got a list/],
+    ['no kind', 'apiVersion: v1\nmetadata: {name: a}\n', /apiVersion and kind must be strings/],
+    ['no name', 'apiVersion: v1\nkind: A\nmetadata: {}\n', /A without metadata.name/],
+  ])('rejects %s', (_name, text, message) => {
+    expect(() => parseManifests(text, 'x')).toThrow(message);
+  });
+});

@@ -1,0 +1,170 @@
+// The Trigger wiring against the event types the code accepts and emits (shared/core/events.ts).
+
+import { describe, expect, it } from 'vitest';
+import {
+  ACTION_CLEAR_TRACKING,
+  ACTION_FORCE,
+  ACTION_STALLED,
+  ACTION_TYPES,
+  APISERVER_ADD,
+  APISERVER_UPDATE,
+  PING,
+  type ActionType,
+} from '../../../shared/core/events.js';
+import { AG_KIND } from '../../../shared/core/types.js';
+import {
+  RECOVERY_NAMESPACE,
+  findObject,
+  loadTriggers,
+  objectsOfKind,
+  renderKustomize,
+  type TriggerSpec,
+} from '../../support/manifests.js';
+
+const base = () => renderKustomize('knative');
+const triggers = (): TriggerSpec[] => loadTriggers(base());
+const pingSource = (name: string): string =>
+  `/apis/v1/namespaces/${RECOVERY_NAMESPACE}/pingsources/${name}`;
+
+/** Which Service must receive each action type. Typed so a new action type fails to compile. */
+const ACTION_SUBSCRIBER: Record<ActionType, string> = {
+  [ACTION_FORCE]: 'force-drift',
+  [ACTION_CLEAR_TRACKING]: 'force-drift',
+  [ACTION_STALLED]: 'surface-stalled',
+};
+
+const ACCEPTED_TYPES = new Set<string>([APISERVER_ADD, APISERVER_UPDATE, PING, ...ACTION_TYPES]);
+
+/** The complete routing table: subscriber and exact filter. */
+const EXPECTED_ROUTES: [string, Record<string, string>][] = [
+  ['detect', { type: APISERVER_ADD, kind: AG_KIND }],
+  ['detect', { type: APISERVER_UPDATE, kind: AG_KIND }],
+  ['detect', { type: PING, source: pingSource('resync') }],
+  ['detect', { type: PING, source: pingSource('recovery-alarm') }],
+  ['force-drift', { type: ACTION_FORCE }],
+  ['force-drift', { type: ACTION_CLEAR_TRACKING }],
+  ['surface-stalled', { type: APISERVER_ADD, kind: AG_KIND }],
+  ['surface-stalled', { type: APISERVER_UPDATE, kind: AG_KIND }],
+  ['surface-stalled', { type: ACTION_STALLED }],
+  ['surface-stalled', { type: PING, source: pingSource('resync') }],
+];
+
+/**
+ * Lower bound of the time a Trigger keeps redelivering: Knative waits backoffDelay * 2^n before
+ * retry n; counting n from 0 gives the smaller (conservative) total.
+ */
+function minRetryWindowMs(t: TriggerSpec): number {
+  const d = t.delivery;
+  if (d === undefined) return 0;
+  let total = 0;
+  for (let n = 0; n < d.retry; n++) {
+    total +=
+      d.backoffPolicy === 'exponential' ? d.backoffDelayMs * 2 ** n : d.backoffDelayMs * (n + 1);
+  }
+  return total;
+}
+
+describe('Trigger filters', () => {
+  it('route exactly the expected (subscriber, filter) pairs, one Trigger each', () => {
+    const actual = triggers()
+      .map((t) => JSON.stringify([t.subscriber, sorted(t.filter)]))
+      .sort();
+    const expected = EXPECTED_ROUTES.map(([s, f]) => JSON.stringify([s, sorted(f)])).sort();
+    expect(actual).toEqual(expected);
+  });
+
+  it('filter only on types the code accepts or emits', () => {
+    const all = triggers();
+    expect(all.length).toBeGreaterThan(0);
+    for (const t of all) {
+      expect(t.filter.type, t.name).toBeDefined();
+      expect(ACCEPTED_TYPES.has(t.filter.type ?? ''), `${t.name}: ${t.filter.type}`).toBe(true);
+    }
+  });
+
+  it.each(ACTION_TYPES.map((type) => [type, ACTION_SUBSCRIBER[type]]))(
+    'action %s reaches %s and nothing else',
+    (type, service) => {
+      const matching = triggers().filter((t) => t.filter.type === type);
+      expect(matching.map((t) => t.subscriber)).toEqual([service]);
+    },
+  );
+
+  it('ApiServerSource types are narrowed to ArtifactGenerators', () => {
+    const apiserver = triggers().filter(
+      (t) => t.filter.type === APISERVER_ADD || t.filter.type === APISERVER_UPDATE,
+    );
+    expect(apiserver.length).toBe(4);
+    for (const t of apiserver) expect(t.filter.kind, t.name).toBe(AG_KIND);
+  });
+
+  it('ping Triggers name a PingSource: `resync` in the manifests or the alarm detect programs', () => {
+    const objects = base();
+    const config = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<
+      string,
+      string
+    >;
+    const known = new Set([
+      ...objectsOfKind(objects, 'PingSource').map((p) => pingSource(p.metadata.name)),
+      `/apis/v1/namespaces/${config.ALARM_NAMESPACE}/pingsources/${config.ALARM_NAME}`,
+    ]);
+    const pings = triggers().filter((t) => t.filter.type === PING);
+    expect(pings.length).toBe(3);
+    for (const t of pings) expect(known.has(t.filter.source ?? ''), t.name).toBe(true);
+    expect(pings.map((t) => t.filter.source)).toContain(pingSource(config.RESYNC_PINGSOURCE ?? ''));
+  });
+});
+
+describe('Trigger targets and delivery', () => {
+  it('every Trigger is on Broker `default` in the namespace, and subscribes a rendered Service', () => {
+    const objects = base();
+    findObject(objects, 'Broker', 'default');
+    const services = new Set(objectsOfKind(objects, 'Service').map((s) => s.metadata.name));
+    for (const t of triggers()) {
+      expect(t.broker, t.name).toBe('default');
+      expect(t.namespace, t.name).toBe(RECOVERY_NAMESPACE);
+      expect(services.has(t.subscriber), `${t.name} -> ${t.subscriber}`).toBe(true);
+    }
+  });
+
+  it('every Trigger has an explicit delivery: exponential backoff and the dead-letter Service', () => {
+    findObject(base(), 'Service', 'dead-letter');
+    for (const t of triggers()) {
+      expect(t.delivery, t.name).toBeDefined();
+      expect(t.delivery?.backoffPolicy, t.name).toBe('exponential');
+      expect(t.delivery?.retry, t.name).toBeGreaterThanOrEqual(1);
+      expect(t.delivery?.backoffDelayMs, t.name).toBeGreaterThanOrEqual(100);
+      expect(t.delivery?.deadLetterSink, t.name).toBe('dead-letter');
+    }
+  });
+
+  it('detect and force-drift keep redelivering through ≥ 10 s of API-server trouble', () => {
+    const critical = triggers().filter(
+      (t) =>
+        t.subscriber === 'force-drift' || (t.subscriber === 'detect' && t.filter.type !== PING),
+    );
+    expect(critical.length).toBe(4);
+    for (const t of critical) {
+      expect(minRetryWindowMs(t), t.name).toBeGreaterThanOrEqual(10_000);
+      // ... but give up within minutes: the resync sweep re-derives anything dropped.
+      expect(minRetryWindowMs(t), t.name).toBeLessThanOrEqual(5 * 60_000);
+    }
+  });
+
+  it('dead-letter subscribes to nothing (a dead letter must not loop back)', () => {
+    expect(triggers().filter((t) => t.subscriber === 'dead-letter')).toEqual([]);
+  });
+
+  it('every other Service is reached by at least one Trigger', () => {
+    const subscribed = new Set(triggers().map((t) => t.subscriber));
+    const services = objectsOfKind(base(), 'Service')
+      .map((s) => s.metadata.name)
+      .filter((n) => n !== 'dead-letter');
+    expect(services.sort()).toEqual(['detect', 'force-drift', 'surface-stalled']);
+    for (const s of services) expect(subscribed.has(s), s).toBe(true);
+  });
+});
+
+function sorted(filter: Readonly<Record<string, string>>): [string, string][] {
+  return Object.entries(filter).sort(([a], [b]) => a.localeCompare(b));
+}
