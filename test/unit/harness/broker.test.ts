@@ -1,0 +1,578 @@
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CloudEvent, HTTP } from 'cloudevents';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Broker } from '../../harness/knative/broker.js';
+import type { BrokerOptions } from '../../harness/knative/broker.js';
+import type { DeliverySpec, TriggerSpec } from '../../harness/knative/manifests.js';
+
+// ---- a real HTTP subscriber -------------------------------------------------------------------
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  event: CloudEvent<unknown>;
+  at: number;
+}
+
+interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+  delayMs?: number;
+}
+
+interface Subscriber {
+  url: string;
+  received: Received[];
+  close(): Promise<void>;
+}
+
+const servers: Server[] = [];
+const brokers: Broker[] = [];
+
+async function subscriber(
+  answer: (n: number, event: CloudEvent<unknown>) => Answer = () => ({ status: 200 }),
+): Promise<Subscriber> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const event = HTTP.toEvent({ headers: req.headers, body }) as CloudEvent<unknown>;
+      received.push({ headers: req.headers, event, at: Date.now() });
+      const a = answer(received.length, event);
+      setTimeout(() => {
+        res.writeHead(a.status, a.headers ?? {});
+        res.end(a.body ?? '');
+      }, a.delayMs ?? 0);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+afterEach(async () => {
+  await Promise.all(brokers.splice(0).map((b) => b.close()));
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          s.close(() => resolve());
+          s.closeAllConnections();
+        }),
+    ),
+  );
+});
+
+// ---- broker fixtures --------------------------------------------------------------------------
+
+const NS = 'source-watcher-recovery';
+
+function trigger(
+  name: string,
+  attributes: Record<string, string>,
+  service: string,
+  delivery: Partial<DeliverySpec> = {},
+): TriggerSpec {
+  return {
+    namespace: NS,
+    name,
+    broker: 'default',
+    attributes,
+    subscriber: { service },
+    delivery: { retry: 0, backoffPolicy: 'exponential', backoffDelayMs: 0, ...delivery },
+  };
+}
+
+async function startBroker(
+  triggers: TriggerSpec[],
+  subscribers: Record<string, string[]>,
+  extra: Partial<BrokerOptions> = {},
+): Promise<Broker> {
+  const broker = new Broker({
+    namespace: NS,
+    name: 'default',
+    triggers,
+    subscribers,
+    retryDelayScale: 0,
+    ...extra,
+  });
+  brokers.push(broker);
+  await broker.start();
+  return broker;
+}
+
+function event(attrs: Record<string, unknown> = {}): CloudEvent<unknown> {
+  return new CloudEvent<unknown>({
+    type: 'test.event',
+    source: '/test',
+    datacontenttype: 'application/json',
+    data: { hello: 'world' },
+    ...attrs,
+  });
+}
+
+async function postBinary(url: string, ev: CloudEvent<unknown>): Promise<number> {
+  const msg = HTTP.binary(ev);
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: msg.headers as Record<string, string>,
+    body: msg.body as string,
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+async function postStructured(url: string, ev: CloudEvent<unknown>): Promise<number> {
+  const msg = HTTP.structured(ev);
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: msg.headers as Record<string, string>,
+    body: msg.body as string,
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+// ---- tests ------------------------------------------------------------------------------------
+
+describe('Broker routing', () => {
+  it('routes by exact attribute filters, extensions included, from binary and structured mode', async () => {
+    const [a, b, c] = await Promise.all([subscriber(), subscriber(), subscriber()]);
+    const broker = await startBroker(
+      [
+        trigger('by-type', { type: 'test.event' }, 'a'),
+        trigger('by-type-and-kind', { type: 'test.event', kind: 'ArtifactGenerator' }, 'b'),
+        trigger('other-type', { type: 'other.event' }, 'c'),
+        { ...trigger('other-broker', { type: 'test.event' }, 'c'), broker: 'another' },
+      ],
+      { a: [a.url], b: [b.url], c: [c.url] },
+    );
+
+    const withKind = event({ kind: 'ArtifactGenerator' });
+    const otherKind = event({ kind: 'PackageSource' });
+    const other = event({ type: 'other.event', source: '/elsewhere' });
+    expect(await postBinary(broker.ingressUrl, withKind)).toBe(202);
+    expect(await postStructured(broker.ingressUrl, otherKind)).toBe(202);
+    expect(await postStructured(broker.ingressUrl, other)).toBe(202);
+    await broker.idle();
+
+    expect(a.received.map((r) => r.event.id).sort()).toEqual([withKind.id, otherKind.id].sort());
+    expect(b.received.map((r) => r.event.id)).toEqual([withKind.id]);
+    expect(c.received.map((r) => r.event.id)).toEqual([other.id]);
+    // Delivered in binary mode, attributes and data intact, broker TTL not leaked.
+    const got = b.received[0];
+    expect(got?.headers['ce-id']).toBe(withKind.id);
+    expect(got?.headers['ce-kind']).toBe('ArtifactGenerator');
+    expect(got?.headers['ce-knativebrokerttl']).toBeUndefined();
+    expect(got?.event.data).toEqual({ hello: 'world' });
+    expect(broker.stats).toMatchObject({
+      ingested: 3,
+      delivered: { 'by-type': 2, 'by-type-and-kind': 1, 'other-type': 1 },
+    });
+    expect(broker.ingested.map((r) => r.matched)).toEqual([
+      ['by-type', 'by-type-and-kind'],
+      ['by-type'],
+      ['other-type'],
+    ]);
+  });
+
+  it('spreads deliveries over replicas round-robin', async () => {
+    const [r1, r2] = await Promise.all([subscriber(), subscriber()]);
+    const broker = await startBroker([trigger('t', { type: 'test.event' }, 'svc')], {
+      svc: [r1.url, r2.url],
+    });
+    for (let i = 0; i < 4; i++) broker.ingest(event());
+    await broker.idle();
+    expect(r1.received).toHaveLength(2);
+    expect(r2.received).toHaveLength(2);
+  });
+
+  it('skips a Trigger whose subscriber Service has no replica (not ready)', async () => {
+    const a = await subscriber();
+    const broker = await startBroker(
+      [
+        trigger('ready', { type: 'test.event' }, 'a'),
+        trigger('unready', { type: 'test.event' }, 'gone'),
+      ],
+      { a: [a.url] },
+    );
+    expect(broker.ingest(event())).toEqual(['ready']);
+    await broker.idle();
+    expect(a.received).toHaveLength(1);
+    expect(broker.stats.unready).toBe(1);
+    expect(broker.deliveriesTo('unready')).toEqual([]);
+  });
+});
+
+describe('Broker ingress refuses what is not a CloudEvent', () => {
+  const cases: {
+    name: string;
+    method: string;
+    path?: string;
+    headers: Record<string, string>;
+    body?: string;
+    status: number;
+  }[] = [
+    {
+      name: 'binary without ce-type',
+      method: 'POST',
+      headers: { 'ce-id': '1', 'ce-source': '/s', 'ce-specversion': '1.0' },
+      body: '{}',
+      status: 400,
+    },
+    {
+      name: 'binary without ce-source',
+      method: 'POST',
+      headers: { 'ce-id': '1', 'ce-type': 't', 'ce-specversion': '1.0' },
+      body: '{}',
+      status: 400,
+    },
+    {
+      name: 'no CloudEvent at all',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":1}',
+      status: 400,
+    },
+    {
+      name: 'structured with broken JSON',
+      method: 'POST',
+      headers: { 'content-type': 'application/cloudevents+json' },
+      body: '{"id":',
+      status: 400,
+    },
+    {
+      name: 'binary JSON data that does not parse',
+      method: 'POST',
+      headers: {
+        'ce-id': '1',
+        'ce-source': '/s',
+        'ce-type': 't',
+        'ce-specversion': '1.0',
+        'content-type': 'application/json',
+      },
+      body: '{oops',
+      status: 400,
+    },
+    {
+      name: 'a batch',
+      method: 'POST',
+      headers: { 'content-type': 'application/cloudevents-batch+json' },
+      body: '[]',
+      status: 400,
+    },
+    { name: 'GET', method: 'GET', headers: {}, status: 405 },
+    {
+      name: 'another broker path',
+      method: 'POST',
+      path: '/other/default',
+      headers: { 'ce-id': '1', 'ce-source': '/s', 'ce-type': 't', 'ce-specversion': '1.0' },
+      status: 404,
+    },
+  ];
+
+  it.each(cases)(
+    '$name -> $status, nothing routed',
+    async ({ method, path, headers, body, status }) => {
+      const a = await subscriber();
+      const broker = await startBroker([trigger('all', { specversion: '1.0' }, 'a')], {
+        a: [a.url],
+      });
+      const url = path ? new URL(path, broker.ingressUrl).toString() : broker.ingressUrl;
+      const res = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
+      expect(res.status).toBe(status);
+      await broker.idle();
+      expect(broker.stats.ingested).toBe(0);
+      expect(a.received).toEqual([]);
+      expect(broker.stats.rejected).toBe(status === 400 ? 1 : 0);
+    },
+  );
+});
+
+describe('Broker delivery', () => {
+  it('redelivers on 503 until the subscriber succeeds', async () => {
+    const a = await subscriber((n) => ({ status: n <= 2 ? 503 : 200 }));
+    const dls = await subscriber();
+    const broker = await startBroker(
+      [trigger('t', { type: 'test.event' }, 'a', { retry: 3, deadLetterSink: { service: 'dls' } })],
+      { a: [a.url], dls: [dls.url] },
+    );
+    const ev = event();
+    broker.ingest(ev);
+    await broker.idle();
+    expect(a.received.map((r) => r.event.id)).toEqual([ev.id, ev.id, ev.id]);
+    expect(broker.deliveriesTo('t').map((d) => [d.attempt, d.status, d.outcome])).toEqual([
+      [1, 503, 'retry'],
+      [2, 503, 'retry'],
+      [3, 200, 'delivered'],
+    ]);
+    expect(broker.stats).toMatchObject({ redelivered: 2, deadLettered: 0, delivered: { t: 1 } });
+    expect(dls.received).toEqual([]);
+  });
+
+  const statuses: { status: number; attempts: number }[] = [
+    { status: 500, attempts: 3 },
+    { status: 503, attempts: 3 },
+    { status: 404, attempts: 3 },
+    { status: 408, attempts: 3 },
+    { status: 409, attempts: 3 },
+    { status: 429, attempts: 3 },
+    { status: 400, attempts: 1 },
+    { status: 401, attempts: 1 },
+    { status: 403, attempts: 1 },
+    { status: 422, attempts: 1 },
+    { status: 302, attempts: 1 },
+  ];
+
+  it.each(statuses)(
+    'status $status: $attempts attempt(s), then dead-lettered with the error extensions',
+    async ({ status, attempts }) => {
+      const a = await subscriber(() => ({ status, body: `failed with ${status}` }));
+      const dls = await subscriber();
+      const broker = await startBroker(
+        [
+          trigger('t', { type: 'test.event' }, 'a', {
+            retry: 2,
+            deadLetterSink: { service: 'dls' },
+          }),
+        ],
+        { a: [a.url], dls: [dls.url] },
+      );
+      const ev = event();
+      broker.ingest(ev);
+      await broker.idle();
+      expect(a.received).toHaveLength(attempts);
+      expect(broker.deadLetters).toHaveLength(1);
+      expect(broker.deadLetters[0]).toMatchObject({
+        trigger: 't',
+        attempts,
+        lastStatus: status,
+        sink: { url: dls.url, status: 200 },
+      });
+      expect(dls.received).toHaveLength(1);
+      const dead = dls.received[0]?.event;
+      expect(dead?.id).toBe(ev.id);
+      expect(dead?.data).toEqual({ hello: 'world' });
+      expect(dead?.knativeerrorcode).toBe(String(status));
+      expect(dead?.knativeerrordest).toBe(a.url);
+      expect(Buffer.from(String(dead?.knativeerrordata), 'base64').toString()).toBe(
+        `failed with ${status}`,
+      );
+      expect(broker.stats).toMatchObject({
+        deadLettered: 1,
+        redelivered: attempts - 1,
+        delivered: { t: 0 },
+      });
+    },
+  );
+
+  it('treats a transport error as redeliverable and dead-letters it with no status', async () => {
+    const gone = await subscriber();
+    await gone.close(); // the port now refuses connections
+    const broker = await startBroker([trigger('t', { type: 'test.event' }, 'a', { retry: 2 })], {
+      a: [gone.url],
+    });
+    broker.ingest(event());
+    await broker.idle();
+    expect(broker.deliveriesTo('t').map((d) => d.outcome)).toEqual([
+      'retry',
+      'retry',
+      'dead-letter',
+    ]);
+    expect(broker.deadLetters[0]?.lastStatus).toBeUndefined();
+    expect(broker.deadLetters[0]?.lastError).toMatch(/fetch failed|ECONNREFUSED/);
+    expect(broker.deadLetters[0]?.sink).toBeUndefined();
+  });
+
+  const backoffs: { policy: 'exponential' | 'linear'; gaps: number[] }[] = [
+    { policy: 'exponential', gaps: [80, 160] },
+    { policy: 'linear', gaps: [40, 80] },
+  ];
+
+  it.each(backoffs)('$policy backoff spaces the retries ($gaps ms)', async ({ policy, gaps }) => {
+    const a = await subscriber(() => ({ status: 503 }));
+    const broker = await startBroker(
+      [
+        trigger('t', { type: 'test.event' }, 'a', {
+          retry: 2,
+          backoffPolicy: policy,
+          backoffDelayMs: 40,
+        }),
+      ],
+      { a: [a.url] },
+      { retryDelayScale: 1 },
+    );
+    broker.ingest(event());
+    await broker.idle();
+    const times = a.received.map((r) => r.at);
+    expect(times).toHaveLength(3);
+    const measured = [(times[1] ?? 0) - (times[0] ?? 0), (times[2] ?? 0) - (times[1] ?? 0)];
+    expect(measured[0]).toBeGreaterThanOrEqual((gaps[0] ?? 0) - 2);
+    expect(measured[1]).toBeGreaterThanOrEqual((gaps[1] ?? 0) - 2);
+    expect(measured[1]).toBeLessThan((gaps[1] ?? 0) + 150);
+  });
+
+  it('delivers every event twice with duplicateProbability 1', async () => {
+    const a = await subscriber();
+    const broker = await startBroker(
+      [trigger('t', { type: 'test.event' }, 'a')],
+      { a: [a.url] },
+      {
+        duplicateProbability: 1,
+      },
+    );
+    const events = [event(), event(), event()];
+    for (const ev of events) broker.ingest(ev);
+    await broker.idle();
+    const counts = new Map<string, number>();
+    for (const r of a.received) counts.set(r.event.id, (counts.get(r.event.id) ?? 0) + 1);
+    expect([...counts.entries()].sort()).toEqual(events.map((e) => [e.id, 2]).sort());
+    expect(broker.stats.duplicated).toBe(3);
+    expect(broker.deliveriesTo('t').filter((d) => d.duplicate)).toHaveLength(3);
+  });
+
+  it('never duplicates with the default options', async () => {
+    const a = await subscriber();
+    const broker = await startBroker([trigger('t', { type: 'test.event' }, 'a')], { a: [a.url] });
+    for (let i = 0; i < 5; i++) broker.ingest(event());
+    await broker.idle();
+    expect(a.received).toHaveLength(5);
+    expect(broker.stats.duplicated).toBe(0);
+  });
+
+  it('reorders deliveries with a random extra delay', async () => {
+    const a = await subscriber();
+    const broker = await startBroker(
+      [trigger('t', { type: 'test.event' }, 'a')],
+      { a: [a.url] },
+      {
+        reorderMaxDelayMs: 60,
+        seed: 7,
+      },
+    );
+    const sent = Array.from({ length: 12 }, (_, i) => event({ seq: String(i) }));
+    for (const ev of sent) broker.ingest(ev);
+    await broker.idle();
+    const order = a.received.map((r) => String(r.event.seq));
+    expect([...order].sort()).toEqual(sent.map((e) => String(e.seq)).sort());
+    expect(order).not.toEqual(sent.map((e) => String(e.seq)));
+  });
+});
+
+describe('Broker replies', () => {
+  it('re-ingests a CloudEvent returned in a 2xx response and routes it to every matching Trigger', async () => {
+    const replyEvent = event({ type: 'test.reply', source: '/replier', data: { step: 2 } });
+    const replier = await subscriber(() => {
+      const msg = HTTP.binary(replyEvent);
+      return {
+        status: 200,
+        headers: msg.headers as Record<string, string>,
+        body: String(msg.body),
+      };
+    });
+    const sink = await subscriber();
+    const broker = await startBroker(
+      [
+        trigger('first', { type: 'test.event' }, 'replier'),
+        trigger('second', { type: 'test.reply' }, 'sink'),
+      ],
+      { replier: [replier.url], sink: [sink.url] },
+    );
+    expect(await postBinary(broker.ingressUrl, event())).toBe(202);
+    await broker.idle();
+    expect(sink.received.map((r) => r.event.id)).toEqual([replyEvent.id]);
+    expect(sink.received[0]?.event.data).toEqual({ step: 2 });
+    expect(broker.stats.replies).toBe(1);
+    expect(broker.ingested.map((r) => r.origin)).toEqual(['ingress', 'reply']);
+    expect(broker.deliveriesTo('first')[0]?.reply?.id).toBe(replyEvent.id);
+  });
+
+  it('does not treat a plain 2xx body as a reply', async () => {
+    const a = await subscriber(() => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: '{"ok":true}',
+    }));
+    const broker = await startBroker([trigger('t', { type: 'test.event' }, 'a')], { a: [a.url] });
+    broker.ingest(event());
+    await broker.idle();
+    expect(broker.stats.replies).toBe(0);
+    expect(broker.stats.ingested).toBe(1);
+  });
+
+  it('ends a reply loop when the broker TTL runs out', async () => {
+    // The subscriber answers every event with a new event its own Trigger matches.
+    const looper = await subscriber((n) => {
+      const msg = HTTP.binary(event({ id: `loop-${n}` }));
+      return {
+        status: 200,
+        headers: msg.headers as Record<string, string>,
+        body: String(msg.body),
+      };
+    });
+    const broker = await startBroker(
+      [trigger('t', { type: 'test.event' }, 'looper')],
+      { looper: [looper.url] },
+      { ttl: 12 },
+    );
+    broker.ingest(event());
+    await broker.idle();
+    expect(looper.received).toHaveLength(12);
+    expect(broker.stats).toMatchObject({
+      replies: 12,
+      ttlExpired: 1,
+      ingested: 12,
+    });
+  });
+});
+
+describe('Broker idle()', () => {
+  it('resolves at once when nothing is pending', async () => {
+    const broker = await startBroker([], {});
+    const t0 = Date.now();
+    await broker.idle();
+    expect(Date.now() - t0).toBeLessThan(50);
+  });
+
+  it('waits for slow deliveries and their retries', async () => {
+    const a = await subscriber((n) => ({ status: n === 1 ? 503 : 200, delayMs: 120 }));
+    const broker = await startBroker([trigger('t', { type: 'test.event' }, 'a', { retry: 1 })], {
+      a: [a.url],
+    });
+    expect(await postBinary(broker.ingressUrl, event())).toBe(202);
+    const t0 = Date.now();
+    await broker.idle();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(200);
+    expect(broker.deliveriesTo('t').map((d) => d.outcome)).toEqual(['retry', 'delivered']);
+  });
+
+  it('close() abandons pending retries and resolves', async () => {
+    const a = await subscriber(() => ({ status: 503 }));
+    const broker = await startBroker(
+      [trigger('t', { type: 'test.event' }, 'a', { retry: 5, backoffDelayMs: 10_000 })],
+      { a: [a.url] },
+      { retryDelayScale: 1 },
+    );
+    broker.ingest(event());
+    while (broker.deliveries.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const t0 = Date.now();
+    await broker.close();
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(a.received).toHaveLength(1);
+    expect(broker.deliveriesTo('t').map((d) => d.outcome)).toEqual(['retry', 'abandoned']);
+    expect(broker.stats.deadLettered).toBe(0);
+  });
+});
