@@ -1,4 +1,4 @@
-// The sweep: list every AG page by page, evaluate each like an update, emit the due actions, then
+// The sweep: list every AG page by page (not from the watch cache, which ignores `limit`), evaluate each like an update, emit the due actions, then
 // program the follow-up alarm to the earliest due time (or remove it when nothing is due).
 
 import type { Logger } from '../../shared/runtime/logger.js';
@@ -18,7 +18,6 @@ export async function sweep(log: Logger, deps: DetectDeps): Promise<Outcome> {
   let emitFailures = 0;
   do {
     const page = await deps.kube.listArtifactGenerators({
-      cached: true,
       limit: SWEEP_PAGE_SIZE,
       ...(continueToken !== undefined ? { continueToken } : {}),
     });

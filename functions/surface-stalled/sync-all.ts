@@ -15,7 +15,6 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
   let token: string | undefined;
   do {
     const page = await deps.kube.listPackageSources({
-      cached: true,
       limit: PAGE_SIZE,
       ...(token !== undefined ? { continueToken: token } : {}),
     });
@@ -30,7 +29,6 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
   let conflicts = 0;
   do {
     const page = await deps.kube.listArtifactGenerators({
-      cached: true,
       limit: PAGE_SIZE,
       ...(token !== undefined ? { continueToken: token } : {}),
     });

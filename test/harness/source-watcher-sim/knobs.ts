@@ -1,0 +1,126 @@
+// Fault and behaviour knobs, settable at runtime. Every setter validates its input and changes
+// nothing when it throws.
+
+import { DEFAULT_BUILD_TIME_MS } from './constants.js';
+import { seededRandom } from './rng.js';
+import type { AgKey } from './types.js';
+
+/**
+ * Which conditions requests a loss applies to:
+ * - 'verdict': only a conditions request that sets Ready to True or False (the write that records
+ *   a build's outcome). Losing it while the rest of .status lands is the fluxcd/pkg#934 stuck
+ *   state: inventory + digest saved, Ready left Unknown/Progressing.
+ * - 'every': every conditions request (finalizer, in-progress and outcome writes).
+ */
+export type LossScope = 'verdict' | 'every';
+
+export interface LossRule {
+  /** How many in-scope conditions requests to lose; default: all of them until cleared. */
+  times?: number;
+  /** Default 'verdict'. */
+  scope?: LossScope;
+}
+
+interface ActiveLoss {
+  remaining: number;
+  scope: LossScope;
+}
+
+function assertScope(scope: unknown): asserts scope is LossScope {
+  if (scope !== 'verdict' && scope !== 'every') {
+    throw new TypeError(
+      `source-watcher-sim: loss scope must be 'verdict' or 'every', got ${String(scope)}`,
+    );
+  }
+}
+
+function assertDuration(name: string, ms: unknown): asserts ms is number {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new RangeError(
+      `source-watcher-sim: ${name} must be a finite number >= 0, got ${String(ms)}`,
+    );
+  }
+}
+
+export class Knobs {
+  readonly #loss = new Map<AgKey, ActiveLoss>();
+  #lossProbability = 0;
+  #lossProbabilityScope: LossScope = 'verdict';
+  readonly #random: () => number;
+
+  dead = false;
+  #slowMs = 0;
+  #buildTimeMs: number;
+  readonly buildFailure = new Set<AgKey>();
+  readonly sourceMissing = new Set<AgKey>();
+  readonly sourceRevision = new Map<AgKey, string>();
+  /** Cleared for a key by its next successful build (storage restored). */
+  readonly artifactMissing = new Set<AgKey>();
+  /** Cleared for a key by its next successful build (ExternalArtifacts re-applied). */
+  readonly externalArtifactsDiffer = new Set<AgKey>();
+
+  constructor(seed: number, buildTimeMs = DEFAULT_BUILD_TIME_MS) {
+    if (!Number.isInteger(seed))
+      throw new TypeError(`source-watcher-sim: seed must be an integer, got ${seed}`);
+    assertDuration('buildTimeMs', buildTimeMs);
+    this.#random = seededRandom(seed);
+    this.#buildTimeMs = buildTimeMs;
+  }
+
+  get slowMs(): number {
+    return this.#slowMs;
+  }
+  set slowMs(ms: number) {
+    assertDuration('slow', ms);
+    this.#slowMs = ms;
+  }
+
+  get buildTimeMs(): number {
+    return this.#buildTimeMs;
+  }
+  set buildTimeMs(ms: number) {
+    assertDuration('buildTimeMs', ms);
+    this.#buildTimeMs = ms;
+  }
+
+  setLoss(key: AgKey, rule: LossRule): void {
+    const times = rule.times ?? Number.POSITIVE_INFINITY;
+    const scope = rule.scope ?? 'verdict';
+    if (!(times === Number.POSITIVE_INFINITY || (Number.isInteger(times) && times > 0))) {
+      throw new RangeError(`source-watcher-sim: times must be a positive integer, got ${times}`);
+    }
+    assertScope(scope);
+    this.#loss.set(key, { remaining: times, scope });
+  }
+
+  clearLoss(key: AgKey): void {
+    this.#loss.delete(key);
+  }
+
+  setLossProbability(p: number, scope: LossScope = 'verdict'): void {
+    if (typeof p !== 'number' || !(p >= 0 && p <= 1)) {
+      throw new RangeError(`source-watcher-sim: probability must be within [0, 1], got ${p}`);
+    }
+    assertScope(scope);
+    this.#lossProbability = p;
+    this.#lossProbabilityScope = scope;
+  }
+
+  /** Decide whether this conditions request is lost; consumes a per-key loss when it applies. */
+  takeConditionsLoss(key: AgKey, setsVerdict: boolean): boolean {
+    const rule = this.#loss.get(key);
+    if (rule && (rule.scope === 'every' || setsVerdict)) {
+      rule.remaining -= 1;
+      if (rule.remaining <= 0) this.#loss.delete(key);
+      return true;
+    }
+    if (this.#lossProbability > 0 && (this.#lossProbabilityScope === 'every' || setsVerdict)) {
+      return this.#random() < this.#lossProbability;
+    }
+    return false;
+  }
+
+  revisionOf(key: AgKey): string {
+    return this.sourceRevision.get(key) ?? '';
+  }
+}

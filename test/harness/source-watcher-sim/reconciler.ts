@@ -1,0 +1,210 @@
+// One source-watcher v2.1.0 reconcile of one ArtifactGenerator, step by step (DESIGN §2):
+// 1 finalizer, 2 sources, 3 drift check, 4 in-progress patch + build, 5 outcome,
+// 6 lastHandledReconcileAt + final patch (always).
+
+import type { AgApi } from './ag-api.js';
+import { removeCondition, setCondition, type ConditionUpdate } from './conditions.js';
+import {
+  FINALIZER,
+  MSG_IN_PROGRESS,
+  READY,
+  REASON_BUILD_FAILED,
+  REASON_PROGRESSING,
+  REASON_SOURCE_FETCH_FAILED,
+  REASON_SUCCEEDED,
+  RECONCILING,
+  REQUESTED_AT_ANNOTATION,
+  REQUEUE_INTERVAL_MS,
+  SOURCE_RETRY_MS,
+} from './constants.js';
+import { buildInventory, sourcesDigest } from './digests.js';
+import { detectDrift, type DriftReason } from './drift.js';
+import { clone } from './json.js';
+import type { Knobs } from './knobs.js';
+import { SerialPatcher } from './serial-patcher.js';
+import { splitKey, type AgKey, type SimAg, type SimCondition } from './types.js';
+
+export type ReconcileOutcome =
+  | 'NotFound'
+  | 'Finalized'
+  | 'FinalizerAdded'
+  | 'SourceFetchFailed'
+  | 'NoDrift'
+  | 'InProgressPatchFailed'
+  | 'Built'
+  | 'BuildFailed';
+
+export interface ReconcileResult {
+  outcome: ReconcileOutcome;
+  drift?: DriftReason;
+  /** Requeue after this many virtual ms (forgets the key's failures). */
+  requeueAfterMs?: number;
+  /** Requeue through the rate limiter. */
+  requeue?: boolean;
+  /** Any error makes the controller requeue through the rate limiter. */
+  error?: Error;
+  /** Some conditions request of this reconcile was dropped by fault injection. */
+  lostConditions: boolean;
+}
+
+export interface ReconcilerDeps {
+  api: AgApi;
+  knobs: Knobs;
+  /** Fault injection: whether this conditions request is lost (counts it when it is). */
+  loseConditions(key: AgKey, setsVerdict: boolean): boolean;
+  /** Virtual epoch ms. */
+  now(): number;
+  /** Virtual-time sleep; rejects with StoppedError when the simulator stops. */
+  sleep(ms: number): Promise<void>;
+  /** Throws StoppedError when the simulator has stopped. */
+  guard(): void;
+}
+
+function aggregate(errors: Error[], context: string): Error | undefined {
+  if (errors.length === 0) return undefined;
+  if (errors.length === 1 && errors[0]) return errors[0];
+  return new AggregateError(errors, `${context}: ${errors.map((e) => e.message).join('; ')}`);
+}
+
+function conditionsOf(obj: SimAg): SimCondition[] {
+  obj.status ??= {};
+  obj.status.conditions ??= [];
+  return obj.status.conditions;
+}
+
+function sourceMissingMessage(obj: SimAg): string {
+  const first: unknown = obj.spec?.sources?.[0];
+  const s = (first && typeof first === 'object' ? first : {}) as Record<string, unknown>;
+  const kind = typeof s.kind === 'string' ? s.kind : 'source';
+  const ns = typeof s.namespace === 'string' ? s.namespace : obj.metadata.namespace;
+  const name = typeof s.name === 'string' ? s.name : '<unnamed>';
+  return `get sources failed: ${kind} '${ns}/${name}' not found`;
+}
+
+export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<ReconcileResult> {
+  const { api, knobs } = deps;
+  if (knobs.slowMs > 0) await deps.sleep(knobs.slowMs);
+  deps.guard();
+  const { namespace, name } = splitKey(key);
+  const original = await api.get(namespace, name);
+  deps.guard();
+  if (!original) return { outcome: 'NotFound', lostConditions: false };
+
+  const obj = clone(original);
+  const patcher = new SerialPatcher(
+    {
+      api,
+      key,
+      loseConditions: (setsVerdict) => deps.loseConditions(key, setsVerdict),
+      sleep: (ms) => deps.sleep(ms),
+      guard: () => deps.guard(),
+    },
+    original,
+  );
+  let lostConditions = false;
+  const patch = async (): Promise<Error[]> => {
+    const out = await patcher.patch(obj);
+    lostConditions ||= out.lostConditions;
+    return out.errors;
+  };
+  const generation = obj.metadata.generation ?? 0;
+  const set = (update: Omit<ConditionUpdate, 'observedGeneration'>): void =>
+    setCondition(conditionsOf(obj), { ...update, observedGeneration: generation }, deps.now());
+  const markInProgress = (): void => {
+    set({
+      type: RECONCILING,
+      status: 'True',
+      reason: REASON_PROGRESSING,
+      message: MSG_IN_PROGRESS,
+    });
+    set({ type: READY, status: 'Unknown', reason: REASON_PROGRESSING, message: MSG_IN_PROGRESS });
+  };
+
+  // Being deleted: drop the finalizer (artifacts are garbage collected), nothing else.
+  if (obj.metadata.deletionTimestamp) {
+    const finalizers = obj.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER)) return { outcome: 'Finalized', lostConditions };
+    obj.metadata.finalizers = finalizers.filter((f) => f !== FINALIZER);
+    const error = aggregate(await patch(), `finalize ${key}`);
+    return { outcome: 'Finalized', lostConditions, ...(error ? { error } : {}) };
+  }
+
+  let result: Omit<ReconcileResult, 'lostConditions'>;
+  if (!(obj.metadata.finalizers ?? []).includes(FINALIZER)) {
+    // Step 1: add the finalizer, mark progressing, requeue.
+    obj.metadata.finalizers = [...(obj.metadata.finalizers ?? []), FINALIZER];
+    markInProgress();
+    result = { outcome: 'FinalizerAdded', requeue: true };
+  } else {
+    result = await reconcileSources(obj);
+  }
+
+  // Step 6: always record the handled request and patch.
+  const requestedAt = obj.metadata.annotations?.[REQUESTED_AT_ANNOTATION];
+  if (requestedAt !== undefined) {
+    obj.status ??= {};
+    obj.status.lastHandledReconcileAt = requestedAt;
+  }
+  const finalErrors = await patch();
+  const errors = [...(result.error ? [result.error] : []), ...finalErrors];
+  const error = aggregate(errors, `reconcile ${key}`);
+  const { error: _ignored, ...rest } = result;
+  return { ...rest, lostConditions, ...(error ? { error } : {}) };
+
+  async function reconcileSources(ag: SimAg): Promise<Omit<ReconcileResult, 'lostConditions'>> {
+    // Step 2: sources.
+    if (knobs.sourceMissing.has(key)) {
+      set({
+        type: READY,
+        status: 'False',
+        reason: REASON_SOURCE_FETCH_FAILED,
+        message: sourceMissingMessage(ag),
+      });
+      return { outcome: 'SourceFetchFailed', requeueAfterMs: SOURCE_RETRY_MS };
+    }
+    const digest = sourcesDigest(ag, knobs.revisionOf(key));
+
+    // Step 3: drift check. No drift: return, no condition touched.
+    const drift = detectDrift(ag, digest, {
+      artifactMissing: knobs.artifactMissing.has(key),
+      externalArtifactsDiffer: knobs.externalArtifactsDiffer.has(key),
+    });
+    if (drift === undefined) return { outcome: 'NoDrift', requeueAfterMs: REQUEUE_INTERVAL_MS };
+
+    // Step 4: intermediate patch, then build.
+    markInProgress();
+    const inProgressError = aggregate(await patch(), `in-progress patch of ${key}`);
+    if (inProgressError) return { outcome: 'InProgressPatchFailed', drift, error: inProgressError };
+    await deps.sleep(knobs.buildTimeMs);
+    deps.guard();
+
+    // Step 5: outcome.
+    if (knobs.buildFailure.has(key)) {
+      set({
+        type: READY,
+        status: 'False',
+        reason: REASON_BUILD_FAILED,
+        message: 'build failed: simulated build failure',
+      });
+      return {
+        outcome: 'BuildFailed',
+        drift,
+        error: new Error(`build of ${key} failed (simulated)`),
+      };
+    }
+    ag.status ??= {};
+    ag.status.inventory = buildInventory(ag, digest);
+    ag.status.observedSourcesDigest = digest;
+    const n = ag.status.inventory.length;
+    set({
+      type: READY,
+      status: 'True',
+      reason: REASON_SUCCEEDED,
+      message: `reconciliation succeeded, generated ${n} artifact(s)`,
+    });
+    removeCondition(conditionsOf(ag), RECONCILING);
+    knobs.artifactMissing.delete(key);
+    knobs.externalArtifactsDiffer.delete(key);
+    return { outcome: 'Built', drift, requeueAfterMs: REQUEUE_INTERVAL_MS };
+  }
+}

@@ -1,0 +1,152 @@
+// The fluxcd/pkg patch helper as source-watcher uses it (a SerialPatcher): one patch is THREE
+// separate requests, all attempted, errors collected (DESIGN §2):
+//   (a) conditions only: re-read the object, apply our condition changes onto the fresh list,
+//       merge patch with a resourceVersion precondition via the status subresource; up to 5 tries,
+//       retrying on Conflict only;
+//   (b) metadata (finalizers) merge patch, if changed;
+//   (c) the rest of .status (conditions stripped), merge patch via the status subresource, no
+//       precondition, if changed.
+// Between patches it remembers what it last wrote successfully, so each patch sends only what
+// changed since (like the SerialPatcher's "before" object).
+
+import type { AgApi } from './ag-api.js';
+import { httpStatusOf } from './ag-api.js';
+import { applyConditions, diffConditions, type ConditionChange } from './conditions.js';
+import {
+  CONDITIONS_PATCH_BACKOFF_FACTOR,
+  CONDITIONS_PATCH_BACKOFF_MS,
+  CONDITIONS_PATCH_STEPS,
+  READY,
+} from './constants.js';
+import { clone, jsonEqual } from './json.js';
+import type { AgKey, SimAg } from './types.js';
+
+export interface PatcherDeps {
+  api: AgApi;
+  key: AgKey;
+  /** Decide whether this conditions request is lost (fault injection). */
+  loseConditions(setsVerdict: boolean): boolean;
+  /** Virtual-time sleep; rejects when the simulator stops. */
+  sleep(ms: number): Promise<void>;
+  /** Throws when the simulator has stopped. */
+  guard(): void;
+}
+
+/** Thrown for a conditions request the fault injection dropped. */
+export class LostWriteError extends Error {
+  constructor(key: AgKey) {
+    super(
+      `conditions patch of ${key} lost: etcdserver: request timed out (simulated fluxcd/pkg#934)`,
+    );
+    this.name = 'LostWriteError';
+  }
+}
+
+function setsVerdict(changes: readonly ConditionChange[]): boolean {
+  return changes.some(
+    (c) =>
+      c.type === READY &&
+      c.op === 'set' &&
+      (c.condition.status === 'True' || c.condition.status === 'False'),
+  );
+}
+
+function statusRest(ag: SimAg): Record<string, unknown> {
+  const rest: Record<string, unknown> = { ...(ag.status ?? {}) };
+  delete rest.conditions;
+  return rest;
+}
+
+export interface PatchOutcome {
+  errors: Error[];
+  /** The conditions request was dropped by fault injection. */
+  lostConditions: boolean;
+}
+
+export class SerialPatcher {
+  #before: SimAg;
+
+  constructor(
+    private readonly deps: PatcherDeps,
+    original: SimAg,
+  ) {
+    this.#before = clone(original);
+  }
+
+  async patch(obj: SimAg): Promise<PatchOutcome> {
+    const errors: Error[] = [];
+    let lostConditions = false;
+    const before = this.#before;
+    const { namespace, name } = obj.metadata;
+
+    const collect = (e: unknown): void => {
+      this.deps.guard();
+      errors.push(e instanceof Error ? e : new Error(String(e)));
+    };
+
+    // (a) conditions.
+    const changes = diffConditions(before.status?.conditions ?? [], obj.status?.conditions ?? []);
+    if (changes.length > 0) {
+      if (this.deps.loseConditions(setsVerdict(changes))) {
+        lostConditions = true;
+        errors.push(new LostWriteError(this.deps.key));
+      } else {
+        await this.#patchConditions(namespace, name, changes).catch(collect);
+      }
+    }
+
+    // (b) metadata.
+    if (!jsonEqual(before.metadata.finalizers ?? [], obj.metadata.finalizers ?? [])) {
+      this.deps.guard();
+      const finalizers = obj.metadata.finalizers?.length ? obj.metadata.finalizers : null;
+      await this.deps.api.patch(namespace, name, { metadata: { finalizers } }).catch(collect);
+    }
+
+    // (c) the rest of .status.
+    const oldRest = statusRest(before);
+    const newRest = statusRest(obj);
+    const statusPatch: Record<string, unknown> = {};
+    for (const field of new Set([...Object.keys(oldRest), ...Object.keys(newRest)])) {
+      if (!jsonEqual(oldRest[field], newRest[field])) statusPatch[field] = newRest[field] ?? null;
+    }
+    if (Object.keys(statusPatch).length > 0) {
+      this.deps.guard();
+      await this.deps.api.patchStatus(namespace, name, { status: statusPatch }).catch(collect);
+    }
+
+    if (errors.length === 0) this.#before = clone(obj);
+    return { errors, lostConditions };
+  }
+
+  async #patchConditions(
+    namespace: string,
+    name: string,
+    changes: readonly ConditionChange[],
+  ): Promise<void> {
+    let delay = CONDITIONS_PATCH_BACKOFF_MS;
+    for (let attempt = 1; ; attempt++) {
+      this.deps.guard();
+      const latest = await this.deps.api.get(namespace, name);
+      if (!latest) throw new Error(`conditions patch: ${namespace}/${name} not found`);
+      const conditions = applyConditions(latest.status?.conditions ?? [], changes);
+      try {
+        this.deps.guard();
+        await this.deps.api.patchStatus(namespace, name, {
+          metadata: { resourceVersion: latest.metadata.resourceVersion },
+          status: { conditions },
+        });
+        return;
+      } catch (e) {
+        if (httpStatusOf(e) !== 409) throw e;
+        if (attempt >= CONDITIONS_PATCH_STEPS) {
+          throw new Error(
+            `conditions patch of ${namespace}/${name}: still conflicting after ${attempt} tries`,
+            { cause: e },
+          );
+        }
+      }
+      await this.deps.sleep(delay);
+      delay *= CONDITIONS_PATCH_BACKOFF_FACTOR;
+    }
+  }
+}

@@ -1,0 +1,173 @@
+// A controllable clock for tests and the embedded demo. Time moves only when advance()/advanceTo()
+// is called; due timers fire one at a time, in time order (same time: in the order they were set),
+// each async callback is awaited before the next, and a settle hook runs between steps so that
+// work triggered by a timer (HTTP deliveries, reconciles) can quiesce before time moves on.
+
+import type { Clock } from '../../shared/runtime/clock.js';
+
+/** 2026-01-01T00:00:00Z. */
+export const DEFAULT_START_MS = Date.parse('2026-01-01T00:00:00Z');
+
+export type TimerCallback = () => void | Promise<void>;
+export type SettleHook = () => Promise<void>;
+export type TimerId = number;
+
+export interface VirtualClockOptions {
+  /** Start time: epoch milliseconds or an ISO 8601 string. Default 2026-01-01T00:00:00Z. */
+  start?: number | string;
+  /** Runs before the first step and after every fired timer of advance()/advanceTo(). */
+  settle?: SettleHook;
+}
+
+export interface AdvanceOptions {
+  /** Overrides the clock's settle hook for this call. */
+  settle?: SettleHook;
+}
+
+export interface SleepOptions {
+  /** Aborting cancels the timer and rejects the sleep with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+interface Timer {
+  id: TimerId;
+  at: number;
+  fn: TimerCallback;
+}
+
+/** Without a settle hook, let pending microtasks and I/O callbacks run once between steps. */
+const yieldOnce: SettleHook = () => new Promise((resolve) => setImmediate(resolve));
+
+function toStartMs(start: number | string | undefined): number {
+  if (start === undefined) return DEFAULT_START_MS;
+  const ms = typeof start === 'number' ? start : Date.parse(start);
+  if (!Number.isFinite(ms)) {
+    throw new RangeError(`VirtualClock: invalid start time ${JSON.stringify(start)}`);
+  }
+  return ms;
+}
+
+export class VirtualClock implements Clock {
+  #now: number;
+  #nextId = 1;
+  // Insertion-ordered: among timers with the same time, the first set fires first.
+  readonly #timers = new Map<TimerId, Timer>();
+  #settle: SettleHook | undefined;
+  #advancing = false;
+
+  constructor(options: VirtualClockOptions = {}) {
+    this.#now = toStartMs(options.start);
+    this.#settle = options.settle;
+  }
+
+  /** Epoch milliseconds of virtual time. */
+  now(): number {
+    return this.#now;
+  }
+
+  /** Replace (or remove, with undefined) the default settle hook. */
+  setSettle(settle: SettleHook | undefined): void {
+    this.#settle = settle;
+  }
+
+  /** Number of timers not yet fired or cancelled. */
+  get pendingTimers(): number {
+    return this.#timers.size;
+  }
+
+  /** Whether advance()/advanceTo() is running. */
+  get advancing(): boolean {
+    return this.#advancing;
+  }
+
+  /**
+   * Call fn when virtual time reaches `at` (epoch ms). A time in the past fires at the next step
+   * of the next advance, without moving time backwards.
+   */
+  setTimer(at: number, fn: TimerCallback): TimerId {
+    if (!Number.isFinite(at)) throw new RangeError(`VirtualClock.setTimer: invalid time ${at}`);
+    if (typeof fn !== 'function')
+      throw new TypeError('VirtualClock.setTimer: fn must be a function');
+    const id = this.#nextId++;
+    this.#timers.set(id, { id, at, fn });
+    return id;
+  }
+
+  /** Cancel a timer. Returns false when it already fired or was cancelled. */
+  cancel(id: TimerId): boolean {
+    return this.#timers.delete(id);
+  }
+
+  /** Time of the next timer, or undefined when none is pending. */
+  peek(): number | undefined {
+    return this.#earliest(Number.POSITIVE_INFINITY)?.at;
+  }
+
+  /** Resolves when virtual time reaches now + ms. ms = 0 resolves at once. */
+  sleep(ms: number, options: SleepOptions = {}): Promise<void> {
+    if (!Number.isFinite(ms) || ms < 0) {
+      return Promise.reject(new RangeError(`VirtualClock.sleep: invalid duration ${ms}`));
+    }
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    if (ms === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.cancel(id);
+        reject(signal?.reason as Error);
+      };
+      const id = this.setTimer(this.#now + ms, () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Move virtual time forward by ms, firing due timers in order. */
+  advance(ms: number, options: AdvanceOptions = {}): Promise<void> {
+    if (!Number.isFinite(ms) || ms < 0) {
+      return Promise.reject(new RangeError(`VirtualClock.advance: invalid duration ${ms}`));
+    }
+    return this.advanceTo(this.#now + ms, options);
+  }
+
+  /**
+   * Move virtual time forward to t (epoch ms), firing every timer due at or before t, one at a
+   * time. If a callback or the settle hook throws, the call rejects with that error and time stays
+   * at the failing step; later timers stay pending.
+   */
+  async advanceTo(t: number, options: AdvanceOptions = {}): Promise<void> {
+    if (!Number.isFinite(t)) throw new RangeError(`VirtualClock.advanceTo: invalid time ${t}`);
+    if (t < this.#now) {
+      throw new RangeError(
+        `VirtualClock.advanceTo: ${new Date(t).toISOString()} is before now ${new Date(this.#now).toISOString()}`,
+      );
+    }
+    if (this.#advancing) throw new Error('VirtualClock: advance is already in progress');
+    const settle = options.settle ?? this.#settle ?? yieldOnce;
+    this.#advancing = true;
+    try {
+      await settle();
+      for (;;) {
+        const timer = this.#earliest(t);
+        if (timer === undefined) break;
+        this.#timers.delete(timer.id);
+        this.#now = Math.max(this.#now, timer.at);
+        await timer.fn();
+        await settle();
+      }
+      this.#now = t;
+    } finally {
+      this.#advancing = false;
+    }
+  }
+
+  #earliest(limit: number): Timer | undefined {
+    let best: Timer | undefined;
+    for (const timer of this.#timers.values()) {
+      if (timer.at <= limit && (best === undefined || timer.at < best.at)) best = timer;
+    }
+    return best;
+  }
+}

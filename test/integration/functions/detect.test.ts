@@ -1,0 +1,432 @@
+// detect over real HTTP against the real test API server: it decides, emits action events to a
+// recording Broker stand-in, programs the follow-up alarm, and never writes AGs or PackageSources.
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import * as k8s from '@kubernetes/client-node';
+import {
+  ACTION_CLEAR_TRACKING,
+  ACTION_FORCE,
+  ACTION_STALLED,
+  ANNOTATION_ALARM_MOMENT,
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_LAST_RECOVERY_AT,
+  ANNOTATION_REQUESTED_AT,
+  APISERVER_ADD,
+  APISERVER_DELETE,
+  APISERVER_REF_UPDATE,
+  APISERVER_UPDATE,
+  PING,
+  REASON_FORCED,
+  cronFor,
+  formatTimeNano,
+  parseTime,
+} from '../../../shared/core/index.js';
+import type { ArtifactGenerator } from '../../../shared/core/types.js';
+import { createApp } from '../../../functions/detect/app.js';
+import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
+import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
+import { agRefOf, customObjects, testKubeConfig } from '../../support/apiserver.js';
+import {
+  createAgWithStatus,
+  deleteAllArtifactGenerators,
+  healthyStatus,
+  ready,
+  stuckStatus,
+} from '../../support/ag-states.js';
+import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import {
+  cloudEvent,
+  postEvent,
+  startEventSink,
+  type EventSink,
+  type Started,
+} from '../../support/http-events.js';
+import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const NS = 'source-watcher-recovery';
+const ALARM = 'recovery-alarm';
+const kc = testKubeConfig();
+const ping = {
+  group: 'sources.knative.dev',
+  version: 'v1',
+  plural: 'pingsources',
+  namespace: NS,
+} as const;
+let proxy: KubeProxy;
+let sink: EventSink;
+const servers: Started[] = [];
+
+beforeAll(async () => {
+  proxy = await startKubeProxy(kc, { tag: 'detect' });
+  sink = await startEventSink();
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await sink.close();
+  await proxy.stop();
+});
+beforeEach(async () => {
+  sink.events.length = 0;
+  proxy.clearFaults();
+  await deleteAlarm();
+});
+
+async function deleteAlarm(): Promise<void> {
+  await customObjects(kc)
+    .deleteNamespacedCustomObject({ ...ping, name: ALARM })
+    .catch(() => undefined);
+}
+async function readAlarm(): Promise<{
+  schedule: string;
+  moment: number | null;
+  rv: string;
+} | null> {
+  try {
+    const ps = (await customObjects(kc).getNamespacedCustomObject({ ...ping, name: ALARM })) as {
+      metadata: { annotations?: Record<string, string>; resourceVersion: string };
+      spec: { schedule: string };
+    };
+    return {
+      schedule: ps.spec.schedule,
+      moment: parseTime(ps.metadata.annotations?.[ANNOTATION_ALARM_MOMENT]),
+      rv: ps.metadata.resourceVersion,
+    };
+  } catch (e) {
+    if (e instanceof k8s.ApiException && e.code === 404) return null;
+    throw e;
+  }
+}
+
+async function startDetect(
+  clock: SettableClock,
+  env: Record<string, string> = {},
+): Promise<Started> {
+  const base = commonDeps({ kubeConfig: proxy.kubeConfig('detect'), name: 'detect', clock, env });
+  const s = await serve(
+    createApp({
+      ...base,
+      emitter: createBrokerEmitter({ url: sink.url }),
+      followUps: createAlarmFollowUps({ kube: base.kube, clock, config: base.config }),
+    }),
+  );
+  servers.push(s);
+  return s;
+}
+
+function agEvent(type: string, ag: ArtifactGenerator) {
+  const ref = agRefOf(ag);
+  return cloudEvent({
+    type,
+    source: 'https://127.0.0.1:6443',
+    subject: `/apis/source.extensions.fluxcd.io/v1beta1/namespaces/${ref.namespace}/artifactgenerators/${ref.name}`,
+    data: ag,
+    extensions: {
+      kind: 'ArtifactGenerator',
+      apiversion: 'source.extensions.fluxcd.io/v1beta1',
+      name: ref.name,
+      namespace: ref.namespace,
+    },
+  });
+}
+
+const tracked = (attempts: number, last: number, bumped = true): Record<string, string> => ({
+  [ANNOTATION_ATTEMPTS]: String(attempts),
+  [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(last),
+  ...(bumped ? { [ANNOTATION_REQUESTED_AT]: formatTimeNano(last) } : {}),
+});
+
+describe('detect: AG events', () => {
+  it('the no-op path: a healthy AG without tracking makes no API call and emits nothing', async () => {
+    const clock = new SettableClock(T0 + 60_000);
+    const d = await startDetect(clock);
+    const ag = await createAgWithStatus(kc, healthyStatus(T0));
+    proxy.clearCalls();
+    const answer = await postEvent(d.url, agEvent(APISERVER_UPDATE, ag));
+    expect(answer).toMatchObject({ status: 200, body: { result: 'healthy' } });
+    expect([...answer.headers.keys()].filter((h) => h.startsWith('ce-'))).toEqual([]);
+    expect(proxy.count({ clientTag: 'detect' })).toBe(0);
+    expect(sink.events).toHaveLength(0);
+  });
+
+  it.each([
+    ['stuck past the grace period', stuckStatus(T0), {}, T0 + 31_000, ACTION_FORCE],
+    [
+      'healthy again with tracking left',
+      healthyStatus(T0 + 100_000),
+      tracked(2, T0 + 60_000),
+      T0 + 120_000,
+      ACTION_CLEAR_TRACKING,
+    ],
+    [
+      'the last window has closed',
+      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
+      tracked(5, T0),
+      T0 + 241_000,
+      ACTION_STALLED,
+    ],
+    [
+      'a claimed force never finished (resume)',
+      stuckStatus(T0),
+      tracked(1, T0 + 31_000, false),
+      T0 + 45_000,
+      ACTION_FORCE,
+    ],
+  ])(
+    '%s: emits one action event and writes nothing to the AG',
+    async (_name, status, annotations, now, type) => {
+      const d = await startDetect(new SettableClock(now));
+      const ag = await createAgWithStatus(kc, status, { annotations });
+      proxy.clearCalls();
+      expect((await postEvent(d.url, agEvent(APISERVER_UPDATE, ag))).status).toBe(200);
+      expect(sink.events.map((e) => e.type)).toEqual([type]);
+      const ref = agRefOf(ag);
+      expect(sink.events[0]).toMatchObject({
+        source: '/source-watcher-recovery/detect',
+        subject: `${ref.namespace}/${ref.name}`,
+      });
+      expect(sink.events[0]?.data).toMatchObject({
+        ...ref,
+        resourceVersion: ag.metadata?.resourceVersion,
+        attempts: Number(annotations[ANNOTATION_ATTEMPTS] ?? 0),
+      });
+      expect(
+        proxy.count({
+          clientTag: 'detect',
+          resource: 'artifactgenerators',
+          verb: ['patch', 'update', 'create', 'delete'],
+        }),
+      ).toBe(0);
+    },
+  );
+
+  it('add events are handled like updates', async () => {
+    const d = await startDetect(new SettableClock(T0 + 31_000));
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    await postEvent(d.url, agEvent(APISERVER_ADD, ag));
+    expect(sink.events.map((e) => e.type)).toEqual([ACTION_FORCE]);
+  });
+
+  it('a Reference-mode event reads the AG first', async () => {
+    const d = await startDetect(new SettableClock(T0 + 31_000));
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    const ref = agRefOf(ag);
+    const event = cloudEvent({
+      type: APISERVER_REF_UPDATE,
+      data: {
+        kind: 'ArtifactGenerator',
+        apiVersion: 'source.extensions.fluxcd.io/v1beta1',
+        ...ref,
+      },
+      extensions: { kind: 'ArtifactGenerator', name: ref.name, namespace: ref.namespace },
+    });
+    proxy.clearCalls();
+    expect((await postEvent(d.url, event)).status).toBe(200);
+    expect(proxy.count({ clientTag: 'detect', verb: 'get', name: ref.name })).toBe(1);
+    expect(sink.events.map((e) => e.type)).toEqual([ACTION_FORCE]);
+  });
+
+  it('a delete event, another kind, or an unknown type is ignored with 200', async () => {
+    const d = await startDetect(new SettableClock(T0));
+    const ag = await createAgWithStatus(kc, stuckStatus(T0 - 60_000));
+    for (const event of [
+      agEvent(APISERVER_DELETE, ag),
+      cloudEvent({
+        type: APISERVER_UPDATE,
+        data: { kind: 'Deployment', metadata: { name: 'x', namespace: 'y' } },
+        extensions: { kind: 'Deployment' },
+      }),
+      cloudEvent({ type: 'com.example.unrelated', data: {} }),
+    ]) {
+      expect((await postEvent(d.url, event)).status).toBe(200);
+    }
+    expect(sink.events).toHaveLength(0);
+  });
+
+  it.each([
+    ['no metadata', { kind: 'ArtifactGenerator' }],
+    ['a number', 42],
+    [
+      'a name that is not a string',
+      { kind: 'ArtifactGenerator', metadata: { name: 7, namespace: 'cozy-system' } },
+    ],
+  ])('answers 400 for an AG event with %s, and does nothing', async (_n, data) => {
+    const d = await startDetect(new SettableClock(T0));
+    proxy.clearCalls();
+    const answer = await postEvent(
+      d.url,
+      cloudEvent({ type: APISERVER_UPDATE, data, extensions: { kind: 'ArtifactGenerator' } }),
+    );
+    expect(answer.status).toBe(400);
+    expect(proxy.count({ clientTag: 'detect' })).toBe(0);
+    expect(sink.events).toHaveLength(0);
+  });
+
+  it('answers 503 when the Broker refuses the action (so it is redelivered)', async () => {
+    const d = await startDetect(new SettableClock(T0 + 31_000));
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    sink.failNext(500);
+    expect((await postEvent(d.url, agEvent(APISERVER_UPDATE, ag))).status).toBe(503);
+    expect((await postEvent(d.url, agEvent(APISERVER_UPDATE, ag))).status).toBe(200);
+    expect(sink.events.map((e) => e.type)).toEqual([ACTION_FORCE]);
+  });
+
+  it('mode off: a stuck AG causes nothing', async () => {
+    const d = await startDetect(new SettableClock(T0 + 31_000), { RECOVERY_MODE: 'off' });
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    proxy.clearCalls();
+    expect((await postEvent(d.url, agEvent(APISERVER_UPDATE, ag))).status).toBe(200);
+    expect(sink.events).toHaveLength(0);
+    expect(proxy.count({ clientTag: 'detect' })).toBe(0);
+  });
+});
+
+describe('detect: follow-up alarm', () => {
+  it.each([
+    ['grace expiry', stuckStatus(T0), {}, T0 + 10_000, T0 + 31_000],
+    [
+      'a backoff window (attempt 2: 60 s)',
+      stuckStatus(T0 + 32_000),
+      tracked(2, T0 + 30_000),
+      T0 + 40_000,
+      T0 + 90_000,
+    ],
+    [
+      'the final window (attempt 5: 4 m)',
+      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0 + 5_000)] },
+      tracked(5, T0 + 5_000),
+      T0 + 60_000,
+      T0 + 245_000,
+    ],
+  ])('arms the alarm at %s', async (_n, status, annotations, now, expectedMoment) => {
+    const d = await startDetect(new SettableClock(now));
+    const ag = await createAgWithStatus(kc, status, { annotations });
+    await postEvent(d.url, agEvent(APISERVER_UPDATE, ag));
+    const alarm = await readAlarm();
+    expect(alarm?.moment).toBe(expectedMoment);
+    expect(alarm?.schedule).toBe(cronFor(expectedMoment));
+  });
+
+  it('a burst of 100 events due later than the armed alarm writes nothing more', async () => {
+    const clock = new SettableClock(T0 + 5_000);
+    const d = await startDetect(clock);
+    const early = await createAgWithStatus(kc, stuckStatus(T0));
+    await postEvent(d.url, agEvent(APISERVER_UPDATE, early));
+    const armed = await readAlarm();
+    expect(armed?.moment).toBe(T0 + 31_000);
+    const later = await createAgWithStatus(kc, stuckStatus(T0 + 3_000));
+    proxy.clearCalls();
+    await Promise.all(
+      Array.from({ length: 100 }, () => postEvent(d.url, agEvent(APISERVER_UPDATE, later))),
+    );
+    expect(
+      proxy.count({ resource: 'pingsources', verb: ['create', 'patch', 'delete', 'update'] }),
+    ).toBe(0);
+    expect((await readAlarm())?.rv).toBe(armed?.rv);
+  });
+
+  it('an earlier due time moves the alarm earlier; concurrent replicas never leave it later than the earliest', async () => {
+    const clock = new SettableClock(T0 + 5_000);
+    const replicas = await Promise.all([
+      startDetect(clock),
+      startDetect(clock),
+      startDetect(clock),
+    ]);
+    const ags = await Promise.all(
+      [0, 4_000, 8_000, 12_000, 16_000, 20_000].map((offset) =>
+        createAgWithStatus(kc, stuckStatus(T0 + offset)),
+      ),
+    );
+    await Promise.all(
+      ags
+        .map((ag, i) => postEvent(replicas[i % 3]?.url ?? '', agEvent(APISERVER_UPDATE, ag)))
+        .reverse(),
+    );
+    expect((await readAlarm())?.moment).toBe(T0 + 31_000);
+  });
+});
+
+describe('detect: sweep (resync or alarm ping)', () => {
+  const resync = () =>
+    cloudEvent({
+      type: PING,
+      source: `/apis/v1/namespaces/${NS}/pingsources/resync`,
+      data: { purpose: 'resync' },
+    });
+
+  it('lists every AG page by page, emits what is due, and programs the alarm to the earliest due time', async () => {
+    await deleteAllArtifactGenerators(kc);
+    const clock = new SettableClock(T0 + 40_000);
+    const d = await startDetect(clock);
+    const healthy = await Promise.all(
+      Array.from({ length: 5 }, () => createAgWithStatus(kc, healthyStatus(T0))),
+    );
+    const stuck = await createAgWithStatus(kc, stuckStatus(T0));
+    const pending = await createAgWithStatus(kc, stuckStatus(T0 + 30_000));
+    proxy.clearCalls();
+    expect(await postEvent(d.url, resync())).toMatchObject({
+      status: 200,
+      body: { result: 'swept' },
+    });
+    expect(sink.events.map((e) => [e.type, (e.data as { name: string }).name])).toEqual([
+      [ACTION_FORCE, stuck.metadata?.name],
+    ]);
+    expect(proxy.count({ clientTag: 'detect', verb: 'list', resource: 'artifactgenerators' })).toBe(
+      1,
+    );
+    expect((await readAlarm())?.moment).toBe(T0 + 61_000);
+    expect(healthy).toHaveLength(5);
+    expect(pending.metadata?.name).toBeTruthy();
+  });
+
+  it('removes the alarm after it fired when nothing is due (no orphan), and keeps no alarm on an idle cluster', async () => {
+    await deleteAllArtifactGenerators(kc);
+    const clock = new SettableClock(T0 + 10_000);
+    const d = await startDetect(clock);
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    await postEvent(d.url, agEvent(APISERVER_UPDATE, ag));
+    expect((await readAlarm())?.moment).toBe(T0 + 31_000);
+    // The AG heals before the alarm fires; the alarm fires; its sweep finds nothing due.
+    const { writeArtifactGeneratorStatus } = await import('../../support/apiserver.js');
+    await writeArtifactGeneratorStatus(
+      agRefOf(ag),
+      { conditions: [ready('True', 'Succeeded', T0 + 20_000)] },
+      kc,
+    );
+    clock.t = T0 + 31_500;
+    await postEvent(
+      d.url,
+      cloudEvent({
+        type: PING,
+        source: `/apis/v1/namespaces/${NS}/pingsources/${ALARM}`,
+        data: { purpose: 'follow-up' },
+      }),
+    );
+    expect(await readAlarm()).toBeNull();
+    // The idle resync writes nothing.
+    proxy.clearCalls();
+    await postEvent(d.url, resync());
+    expect(
+      proxy.count({ clientTag: 'detect', verb: ['create', 'patch', 'update', 'delete'] }),
+    ).toBe(0);
+  });
+
+  it('over 1,200 AGs: one list call per 500', async () => {
+    await deleteAllArtifactGenerators(kc);
+    const d = await startDetect(new SettableClock(T0 + 60_000));
+    const { createArtifactGenerator, makeArtifactGenerator } =
+      await import('../../support/apiserver.js');
+    const queue = Array.from({ length: 1201 }, (_, i) => i);
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (queue.pop() !== undefined)
+          await createArtifactGenerator(makeArtifactGenerator({ namespace: 'sweep' }), kc);
+      }),
+    );
+    proxy.clearCalls();
+    expect((await postEvent(d.url, resync())).status).toBe(200);
+    expect(proxy.count({ clientTag: 'detect', verb: 'list' })).toBe(3);
+    expect(sink.events).toHaveLength(0);
+    await deleteAllArtifactGenerators(kc);
+  }, 120_000);
+});

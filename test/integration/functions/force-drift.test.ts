@@ -1,0 +1,458 @@
+// force-drift over real HTTP against the real test API server, through a recording proxy.
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ACTION_CLEAR_TRACKING,
+  ACTION_FORCE,
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_LAST_RECOVERY_AT,
+  ANNOTATION_REQUESTED_AT,
+  formatTimeNano,
+  parseTime,
+  readyOf,
+  REASON_FORCED,
+  type ActionData,
+} from '../../../shared/core/index.js';
+import type { ArtifactGenerator } from '../../../shared/core/types.js';
+import { createApp } from '../../../functions/force-drift/app.js';
+import {
+  agRefOf,
+  getArtifactGenerator,
+  testKubeConfig,
+  writeArtifactGeneratorStatus,
+} from '../../support/apiserver.js';
+import {
+  createAgWithStatus,
+  healthyStatus,
+  ready,
+  reconciling,
+  stuckStatus,
+} from '../../support/ag-states.js';
+import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { cloudEvent, postEvent, type Mode, type Started } from '../../support/http-events.js';
+import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const kc = testKubeConfig();
+let proxy: KubeProxy;
+const servers: Started[] = [];
+
+beforeAll(async () => {
+  proxy = await startKubeProxy(kc, { tag: 'force-drift' });
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await proxy.stop();
+});
+afterEach(() => {
+  proxy.clearFaults();
+});
+
+async function startForceDrift(
+  clock: SettableClock,
+  env: Record<string, string> = {},
+): Promise<Started> {
+  const deps = commonDeps({
+    kubeConfig: proxy.kubeConfig('force-drift'),
+    name: 'force-drift',
+    clock,
+    env,
+  });
+  const s = await serve(createApp(deps));
+  servers.push(s);
+  return s;
+}
+
+function actionEvent(type: string, ag: ArtifactGenerator, attempts = 0) {
+  const data: ActionData = {
+    namespace: ag.metadata?.namespace ?? '',
+    name: ag.metadata?.name ?? '',
+    resourceVersion: ag.metadata?.resourceVersion ?? '',
+    attempts,
+    decidedAt: formatTimeNano(T0),
+  };
+  return cloudEvent({ type, source: '/source-watcher-recovery/detect', data });
+}
+
+const annotations = (ag: ArtifactGenerator): Record<string, string> =>
+  ag.metadata?.annotations ?? {};
+
+describe('force-drift: force', () => {
+  it.each<Mode>(['binary', 'structured'])(
+    'forces a stuck AG (%s mode): claim, marker, bump; other conditions kept',
+    async (mode) => {
+      const clock = new SettableClock(T0 + 31_000);
+      const fd = await startForceDrift(clock);
+      const ag = await createAgWithStatus(kc, stuckStatus(T0));
+
+      const answer = await postEvent(fd.url, actionEvent(ACTION_FORCE, ag), mode);
+
+      expect(answer).toMatchObject({ status: 200, body: { result: 'forced' } });
+      const after = await getArtifactGenerator(agRefOf(ag), kc);
+      expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('1');
+      expect(parseTime(annotations(after)[ANNOTATION_LAST_RECOVERY_AT])).toBe(clock.now());
+      expect(annotations(after)[ANNOTATION_REQUESTED_AT]).toBe(
+        annotations(after)[ANNOTATION_LAST_RECOVERY_AT],
+      );
+      expect(readyOf(after)).toMatchObject({
+        status: 'False',
+        reason: REASON_FORCED,
+        observedGeneration: 1,
+      });
+      expect(after.status?.conditions?.find((c) => c.type === 'Reconciling')).toEqual(
+        reconciling(T0),
+      );
+      expect(after.status?.inventory).toEqual(ag.status?.inventory);
+      expect(after.metadata?.generation).toBe(1);
+      // One read, three writes: the protocol's whole cost.
+      const calls = proxy.callsMatching({
+        clientTag: 'force-drift',
+        name: ag.metadata?.name ?? '',
+      });
+      expect(calls.map((c) => `${c.verb}${c.subresource ? '/' + c.subresource : ''}`)).toEqual([
+        'get',
+        'patch',
+        'patch/status',
+        'patch',
+      ]);
+    },
+  );
+
+  it('does nothing inside the backoff window (duplicate or late event)', async () => {
+    const clock = new SettableClock(T0 + 100_000);
+    const fd = await startForceDrift(clock);
+    const ag = await createAgWithStatus(
+      kc,
+      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0 + 90_000)] },
+      {
+        annotations: {
+          [ANNOTATION_ATTEMPTS]: '1',
+          [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 90_000),
+          [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 90_000),
+        },
+      },
+    );
+    const answer = await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 1));
+    expect(answer).toMatchObject({ status: 200, body: { result: 'waiting' } });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+  });
+
+  it('forces the next attempt once the backoff has passed', async () => {
+    const last = T0 + 60_000;
+    const clock = new SettableClock(last + 30_000);
+    const fd = await startForceDrift(clock);
+    const ag = await createAgWithStatus(kc, stuckStatus(last + 1000), {
+      annotations: {
+        [ANNOTATION_ATTEMPTS]: '1',
+        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(last),
+        [ANNOTATION_REQUESTED_AT]: formatTimeNano(last),
+      },
+    });
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 1))).body).toEqual({
+      result: 'forced',
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('2');
+  });
+
+  it("writes nothing after the last attempt (give-up is surface-stalled's)", async () => {
+    const last = T0;
+    const clock = new SettableClock(last + 5 * 60_000);
+    const fd = await startForceDrift(clock);
+    const ag = await createAgWithStatus(
+      kc,
+      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, last)] },
+      {
+        annotations: {
+          [ANNOTATION_ATTEMPTS]: '5',
+          [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(last),
+          [ANNOTATION_REQUESTED_AT]: formatTimeNano(last),
+        },
+      },
+    );
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 5))).body).toEqual({
+      result: 'given-up',
+    });
+    expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
+      ag.metadata?.resourceVersion,
+    );
+  });
+
+  it('treats garbage tracking annotations per the codec (attempts read as 0: first force)', async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const fd = await startForceDrift(clock);
+    const ag = await createAgWithStatus(kc, stuckStatus(T0), {
+      annotations: { [ANNOTATION_ATTEMPTS]: 'many', [ANNOTATION_LAST_RECOVERY_AT]: 'yesterday' },
+    });
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).body).toEqual({
+      result: 'forced',
+    });
+    expect(annotations(await getArtifactGenerator(agRefOf(ag), kc))[ANNOTATION_ATTEMPTS]).toBe('1');
+  });
+
+  it('writes nothing in observe mode', async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const fd = await startForceDrift(clock, { RECOVERY_MODE: 'observe' });
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).body).toEqual({
+      result: 'observed',
+    });
+    expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
+      ag.metadata?.resourceVersion,
+    );
+  });
+
+  it('answers 200 for an AG that is gone', async () => {
+    const fd = await startForceDrift(new SettableClock(T0));
+    const ghost = {
+      metadata: { namespace: 'cozy-system', name: 'no-such-ag', resourceVersion: '1' },
+    };
+    expect(await postEvent(fd.url, actionEvent(ACTION_FORCE, ghost))).toMatchObject({
+      status: 200,
+      body: { result: 'gone' },
+    });
+  });
+
+  it('leaves an AG being deleted alone', async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const fd = await startForceDrift(clock);
+    const ag = await createAgWithStatus(kc, stuckStatus(T0), { name: undefined });
+    const ref = agRefOf(ag);
+    // A finalizer keeps it around after delete, with deletionTimestamp set.
+    const { customObjects } = await import('../../support/apiserver.js');
+    const api = customObjects(kc);
+    const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
+    await api.patchNamespacedCustomObject(
+      {
+        group: 'source.extensions.fluxcd.io',
+        version: 'v1beta1',
+        plural: 'artifactgenerators',
+        ...ref,
+        body: { metadata: { finalizers: ['test/hold'] } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await api.deleteNamespacedCustomObject({
+      group: 'source.extensions.fluxcd.io',
+      version: 'v1beta1',
+      plural: 'artifactgenerators',
+      ...ref,
+    });
+    const deleting = await getArtifactGenerator(ref, kc);
+    expect(deleting.metadata?.deletionTimestamp).toBeTruthy();
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, deleting))).body).toEqual({
+      result: 'deleting',
+    });
+    expect((await getArtifactGenerator(ref, kc)).metadata?.resourceVersion).toBe(
+      deleting.metadata?.resourceVersion,
+    );
+    await api.patchNamespacedCustomObject(
+      {
+        group: 'source.extensions.fluxcd.io',
+        version: 'v1beta1',
+        plural: 'artifactgenerators',
+        ...ref,
+        body: { metadata: { finalizers: null } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  });
+});
+
+describe('force-drift: concurrency and failures', () => {
+  it('two instances handling the same force event at once force exactly once', async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const a = await startForceDrift(clock);
+    const b = await startForceDrift(clock);
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    const event = actionEvent(ACTION_FORCE, ag);
+    // Hold the first reads so that every request decides on the same resourceVersion: a real race.
+    proxy.addFault({
+      match: { verb: 'get', name: ag.metadata?.name ?? '' },
+      kind: 'slow',
+      delayMs: 300,
+      times: 6,
+    });
+    const answers = await Promise.all([a, b, a, b, a, b].map((s) => postEvent(s.url, event)));
+
+    expect(answers.every((r) => r.status === 200)).toBe(true);
+    expect(answers.filter((r) => (r.body as { result: string }).result === 'forced')).toHaveLength(
+      1,
+    );
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('1');
+    expect(
+      proxy.count({ verb: 'patch', subresource: '', name: ag.metadata?.name ?? '' }),
+    ).toBeGreaterThanOrEqual(2);
+    expect(
+      proxy.count({ verb: 'patch', subresource: 'status', name: ag.metadata?.name ?? '' }),
+    ).toBe(1);
+  });
+
+  it('re-reads and retries the marker when source-watcher wrote in between (409 on the status write)', async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const fd = await startForceDrift(clock);
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    proxy.addFault({
+      match: { verb: 'patch', subresource: 'status', name: ag.metadata?.name ?? '' },
+      kind: 'status',
+      status: 409,
+      times: 1,
+    });
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).body).toEqual({
+      result: 'forced',
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(readyOf(after)?.reason).toBe(REASON_FORCED);
+    expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('1');
+  });
+
+  it('a persistently failing status write still advances the count (503), and a later resume finishes the force', async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const fd = await startForceDrift(clock);
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    const name = ag.metadata?.name ?? '';
+    proxy.addFault({
+      match: { verb: 'patch', subresource: 'status', name },
+      kind: 'status',
+      status: 500,
+    });
+
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).status).toBe(503);
+    const claimed = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(annotations(claimed)[ANNOTATION_ATTEMPTS]).toBe('1');
+    expect(annotations(claimed)[ANNOTATION_REQUESTED_AT]).toBeUndefined();
+    expect(readyOf(claimed)?.status).toBe('Unknown');
+
+    // A redelivery right away must not double the force.
+    proxy.clearFaults();
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, claimed, 1))).body).toEqual({
+      result: 'waiting',
+    });
+
+    // After the settle time, the interrupted force is finished, not repeated.
+    clock.advance(11_000);
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, claimed, 1))).body).toEqual({
+      result: 'resumed',
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('1');
+    expect(readyOf(after)?.reason).toBe(REASON_FORCED);
+    expect(parseTime(annotations(after)[ANNOTATION_REQUESTED_AT])).toBe(T0 + 31_000);
+  });
+
+  it.each([
+    ['500', { kind: 'status', status: 500 } as const],
+    ['429', { kind: 'status', status: 429 } as const],
+    ['reset', { kind: 'reset' } as const],
+  ])('answers 503 when the read fails with %s, and writes nothing', async (_n, fault) => {
+    const fd = await startForceDrift(new SettableClock(T0 + 31_000));
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    proxy.addFault({ match: { verb: 'get', name: ag.metadata?.name ?? '' }, ...fault });
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).status).toBe(503);
+    proxy.clearFaults();
+    expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
+      ag.metadata?.resourceVersion,
+    );
+  });
+});
+
+describe('force-drift: clear tracking', () => {
+  it('removes only the two tracking annotations once the AG is healthy', async () => {
+    const clock = new SettableClock(T0 + 200_000);
+    const fd = await startForceDrift(clock);
+    const ag = await createAgWithStatus(kc, healthyStatus(T0 + 150_000), {
+      annotations: {
+        [ANNOTATION_ATTEMPTS]: '2',
+        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 100_000),
+        [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 100_000),
+        'example.com/keep': 'yes',
+      },
+    });
+    expect((await postEvent(fd.url, actionEvent(ACTION_CLEAR_TRACKING, ag, 2))).body).toEqual({
+      result: 'cleared',
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(annotations(after)).toEqual({
+      [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 100_000),
+      'example.com/keep': 'yes',
+    });
+  });
+
+  it('does not clear while source-watcher is still rebuilding (Unknown with attempts > 0)', async () => {
+    const clock = new SettableClock(T0 + 40_000);
+    const fd = await startForceDrift(clock);
+    const ag = await createAgWithStatus(kc, stuckStatus(T0 + 35_000), {
+      annotations: {
+        [ANNOTATION_ATTEMPTS]: '1',
+        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 31_000),
+        [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 31_000),
+      },
+    });
+    expect((await postEvent(fd.url, actionEvent(ACTION_CLEAR_TRACKING, ag, 1))).body).toEqual({
+      result: 'waiting',
+    });
+    expect(annotations(await getArtifactGenerator(agRefOf(ag), kc))[ANNOTATION_ATTEMPTS]).toBe('1');
+  });
+});
+
+describe('force-drift: bad input', () => {
+  it.each([
+    ['no data', undefined],
+    ['a string', 'force!'],
+    [
+      'missing name',
+      {
+        namespace: 'cozy-system',
+        resourceVersion: '1',
+        attempts: 0,
+        decidedAt: '2026-01-01T00:00:00Z',
+      },
+    ],
+    [
+      'an invalid name',
+      {
+        namespace: 'cozy-system',
+        name: 'Not_A_Name',
+        resourceVersion: '1',
+        attempts: 0,
+        decidedAt: '2026-01-01T00:00:00Z',
+      },
+    ],
+    [
+      'negative attempts',
+      {
+        namespace: 'cozy-system',
+        name: 'x',
+        resourceVersion: '1',
+        attempts: -1,
+        decidedAt: '2026-01-01T00:00:00Z',
+      },
+    ],
+  ])('answers 400 for %s, with no API call', async (_name, data) => {
+    const fd = await startForceDrift(new SettableClock(T0));
+    proxy.clearCalls();
+    const answer = await postEvent(fd.url, cloudEvent({ type: ACTION_FORCE, data }));
+    expect(answer.status).toBe(400);
+    expect(proxy.count({ clientTag: 'force-drift' })).toBe(0);
+  });
+
+  it('ignores an event type it does not handle (200)', async () => {
+    const fd = await startForceDrift(new SettableClock(T0));
+    expect(
+      await postEvent(fd.url, cloudEvent({ type: 'com.example.other', data: {} })),
+    ).toMatchObject({ status: 200, body: { result: 'unknown-type' } });
+  });
+
+  it('a marker written by a status write keeps the AG status valid for the CRD schema', async () => {
+    // Guard against a schema drift between our marker and the CRD (422 would make every force fail).
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    const written = await writeArtifactGeneratorStatus(
+      agRefOf(ag),
+      { conditions: [ready('False', REASON_FORCED, T0)] },
+      kc,
+    );
+    expect(readyOf(written)?.reason).toBe(REASON_FORCED);
+  });
+});

@@ -1,0 +1,57 @@
+// Runs one function's createApp on 127.0.0.1 with real deps: the product's Kubernetes adapter
+// pointed at the test API server (through a recording proxy), a settable clock and a silent logger.
+
+import type { Express } from 'express';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createKubeClient } from '../../shared/kube/client.js';
+import type { KubePort } from '../../shared/kube/port.js';
+import type { Clock } from '../../shared/runtime/clock.js';
+import { loadConfig, type FunctionConfig } from '../../shared/runtime/env.js';
+import { createLogger, type Logger } from '../../shared/runtime/logger.js';
+import { startHttp, type Started } from './http-events.js';
+
+/** A clock the test sets by hand. */
+export class SettableClock implements Clock {
+  constructor(public t: number) {}
+  now(): number {
+    return this.t;
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+export interface CommonDeps {
+  readonly kube: KubePort;
+  readonly clock: SettableClock;
+  readonly logger: Logger;
+  readonly config: FunctionConfig;
+}
+
+export function testConfig(env: Record<string, string> = {}): FunctionConfig {
+  return loadConfig({ LOG_LEVEL: 'silent', ...env });
+}
+
+export function commonDeps(opts: {
+  kubeConfig: KubeConfig;
+  name: string;
+  clock: SettableClock;
+  env?: Record<string, string>;
+  logger?: Logger;
+}): CommonDeps {
+  const config = testConfig(opts.env);
+  return {
+    kube: createKubeClient({
+      kubeConfig: opts.kubeConfig,
+      fieldManager: `test-${opts.name}`,
+      requestTimeoutMs: 5000,
+    }),
+    clock: opts.clock,
+    logger: opts.logger ?? createLogger({ name: opts.name, level: 'silent' }),
+    config,
+  };
+}
+
+export async function serve(app: Express): Promise<Started> {
+  return startHttp(app);
+}
