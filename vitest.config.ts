@@ -8,12 +8,15 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          sequence: { groupOrder: 0 },
           include: ['test/unit/**/*.test.ts'],
         },
       },
       {
         test: {
           name: 'integration',
+          // Suites that share the one API server run one project after another.
+          sequence: { groupOrder: 1 },
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/setup/apiserver-global-setup.ts'],
           testTimeout: 60_000,
@@ -24,9 +27,23 @@ export default defineConfig({
       {
         test: {
           name: 'e2e',
+          // Suites that share the one API server run one project after another.
+          sequence: { groupOrder: 2 },
           include: ['test/e2e/**/*.test.ts'],
           globalSetup: ['test/setup/apiserver-global-setup.ts'],
           testTimeout: 180_000,
+          hookTimeout: 600_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: 'reliability',
+          // Suites that share the one API server run one project after another.
+          sequence: { groupOrder: 3 },
+          include: ['test/reliability/**/*.test.ts'],
+          globalSetup: ['test/setup/apiserver-global-setup.ts'],
+          testTimeout: 300_000,
           hookTimeout: 600_000,
           fileParallelism: false,
         },

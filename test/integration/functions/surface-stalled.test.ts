@@ -1,0 +1,304 @@
+// surface-stalled over real HTTP against the real test API server: the only writer of
+// PackageSource Ready.
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ACTION_STALLED,
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_LAST_RECOVERY_AT,
+  ANNOTATION_REQUESTED_AT,
+  APISERVER_UPDATE,
+  PING,
+  REASON_AWAITING,
+  REASON_FORCED,
+  REASON_STALLED,
+  findCondition,
+  formatTimeNano,
+  formatTimeSeconds,
+  type ActionData,
+} from '../../../shared/core/index.js';
+import type {
+  ArtifactGenerator,
+  ArtifactGeneratorStatus,
+  Condition,
+  PackageSource,
+} from '../../../shared/core/types.js';
+import { createApp } from '../../../functions/surface-stalled/app.js';
+import {
+  agRefOf,
+  createPackageSource,
+  getPackageSource,
+  makePackageSource,
+  testKubeConfig,
+  uniqueName,
+  writePackageSourceStatus,
+} from '../../support/apiserver.js';
+import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
+import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
+import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const kc = testKubeConfig();
+let proxy: KubeProxy;
+const servers: Started[] = [];
+
+beforeAll(async () => {
+  proxy = await startKubeProxy(kc, { tag: 'surface-stalled' });
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await proxy.stop();
+});
+afterEach(() => proxy.clearFaults());
+
+async function startSurface(
+  clock: SettableClock,
+  env: Record<string, string> = {},
+): Promise<Started> {
+  const deps = commonDeps({
+    kubeConfig: proxy.kubeConfig('surface-stalled'),
+    name: 'surface-stalled',
+    clock,
+    env,
+  });
+  const s = await serve(createApp(deps));
+  servers.push(s);
+  return s;
+}
+
+/** A PackageSource (with an unrelated condition that must survive) and an AG it owns. */
+async function ownedPair(
+  status: ArtifactGeneratorStatus,
+  annotations: Record<string, string> = {},
+) {
+  const name = uniqueName('pks');
+  const ps = await createPackageSource(makePackageSource({ name }), kc);
+  const other: Condition = {
+    type: 'VariantsResolved',
+    status: 'True',
+    reason: 'Resolved',
+    message: 'ok',
+    lastTransitionTime: formatTimeSeconds(T0),
+  };
+  await writePackageSourceStatus(name, { conditions: [other] }, kc);
+  const ag = await createAgWithStatus(kc, status, {
+    name,
+    owner: { name, uid: ps.metadata?.uid ?? '' },
+    annotations,
+  });
+  return { name, ag, other };
+}
+
+function agEvent(ag: ArtifactGenerator) {
+  const ref = agRefOf(ag);
+  return cloudEvent({
+    type: APISERVER_UPDATE,
+    data: ag,
+    extensions: { kind: 'ArtifactGenerator', name: ref.name, namespace: ref.namespace },
+  });
+}
+
+const readyOfPs = (ps: PackageSource): Condition | undefined =>
+  findCondition(ps.status?.conditions, 'Ready');
+
+describe('surface-stalled: the PackageSource Ready contract', () => {
+  it('copies an honest Ready=True through, keeps other conditions, and uses the PackageSource generation', async () => {
+    const s = await startSurface(new SettableClock(T0 + 60_000));
+    const { name, ag, other } = await ownedPair(healthyStatus(T0));
+    expect(await postEvent(s.url, agEvent(ag))).toMatchObject({
+      status: 200,
+      body: { result: 'updated' },
+    });
+    const ps = await getPackageSource(name, kc);
+    expect(readyOfPs(ps)).toEqual({
+      ...ready('True', 'Succeeded', T0),
+      observedGeneration: ps.metadata?.generation,
+    });
+    expect(findCondition(ps.status?.conditions, 'VariantsResolved')).toEqual(other);
+  });
+
+  it('an in-step PackageSource costs two cached reads and no write', async () => {
+    const s = await startSurface(new SettableClock(T0 + 60_000));
+    const { ag } = await ownedPair(healthyStatus(T0));
+    await postEvent(s.url, agEvent(ag));
+    proxy.clearCalls();
+    expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'in-step' });
+    const calls = proxy.callsMatching({ clientTag: 'surface-stalled' });
+    expect(calls.map((c) => c.verb)).toEqual(['get', 'get']);
+    expect(calls.every((c) => c.path.includes('resourceVersion=0'))).toBe(true);
+  });
+
+  it('passes a genuine upstream failure through unchanged', async () => {
+    const s = await startSurface(new SettableClock(T0 + 60_000));
+    const failed = { ...healthyStatus(T0), conditions: [ready('False', 'BuildFailed', T0)] };
+    const { name, ag } = await ownedPair(failed);
+    await postEvent(s.url, agEvent(ag));
+    expect(readyOfPs(await getPackageSource(name, kc))).toMatchObject({
+      status: 'False',
+      reason: 'BuildFailed',
+      message: 'BuildFailed message',
+    });
+  });
+
+  it('shows Unknown/AwaitingSourceWatcherRecovery with N/5 while a window is open, never the marker', async () => {
+    const s = await startSurface(new SettableClock(T0 + 100_000));
+    const forced = { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0 + 90_000)] };
+    const { name, ag } = await ownedPair(forced, {
+      [ANNOTATION_ATTEMPTS]: '2',
+      [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 90_000),
+      [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 90_000),
+    });
+    await postEvent(s.url, agEvent(ag));
+    const r = readyOfPs(await getPackageSource(name, kc));
+    expect(r).toMatchObject({ status: 'Unknown', reason: REASON_AWAITING });
+    expect(r?.message).toMatch(/force-drift 2\/5/);
+    expect(JSON.stringify(await getPackageSource(name, kc))).not.toContain(REASON_FORCED);
+  });
+
+  it('surfaces SourceWatcherStalled on the stalled verdict, naming the AG, the attempts and the upstream issue', async () => {
+    const s = await startSurface(new SettableClock(T0 + 250_000));
+    const forced = { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] };
+    const { name, ag } = await ownedPair(forced, {
+      [ANNOTATION_ATTEMPTS]: '5',
+      [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0),
+      [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0),
+    });
+    const data: ActionData = {
+      ...agRefOf(ag),
+      resourceVersion: ag.metadata?.resourceVersion ?? '',
+      attempts: 5,
+      decidedAt: formatTimeNano(T0),
+    };
+    expect(
+      (await postEvent(s.url, cloudEvent({ type: ACTION_STALLED, data }), 'structured')).body,
+    ).toEqual({ result: 'updated' });
+    const r = readyOfPs(await getPackageSource(name, kc));
+    expect(r).toMatchObject({ status: 'False', reason: REASON_STALLED });
+    expect(r?.message).toContain(`${agRefOf(ag).namespace}/${name}`);
+    expect(r?.message).toContain('fluxcd/pkg#934');
+    expect(r?.message).toMatch(/5/);
+    expect(r?.message).toMatch(/restart/i);
+  });
+
+  it('an AG with no PackageSource owner gets no PackageSource write', async () => {
+    const s = await startSurface(new SettableClock(T0 + 60_000));
+    const ag = await createAgWithStatus(kc, healthyStatus(T0));
+    proxy.clearCalls();
+    expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'no-owner' });
+    expect(proxy.count({ clientTag: 'surface-stalled', resource: 'packagesources' })).toBe(0);
+  });
+
+  it('a missing PackageSource answers 200', async () => {
+    const s = await startSurface(new SettableClock(T0 + 60_000));
+    const ag = await createAgWithStatus(kc, healthyStatus(T0), {
+      owner: { name: uniqueName('gone'), uid: 'x' },
+    });
+    expect(await postEvent(s.url, agEvent(ag))).toMatchObject({
+      status: 200,
+      body: { result: 'no-packagesource' },
+    });
+  });
+
+  it('a missing AG answers 200', async () => {
+    const s = await startSurface(new SettableClock(T0));
+    const ghost = {
+      kind: 'ArtifactGenerator',
+      metadata: { namespace: 'cozy-system', name: 'no-such-ag', resourceVersion: '1' },
+    };
+    expect(await postEvent(s.url, agEvent(ghost))).toMatchObject({
+      status: 200,
+      body: { result: 'gone' },
+    });
+  });
+
+  it('writes nothing in observe mode', async () => {
+    const s = await startSurface(new SettableClock(T0 + 60_000), { RECOVERY_MODE: 'observe' });
+    const { name, ag } = await ownedPair(healthyStatus(T0));
+    const before = await getPackageSource(name, kc);
+    expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'observed' });
+    expect((await getPackageSource(name, kc)).metadata?.resourceVersion).toBe(
+      before.metadata?.resourceVersion,
+    );
+  });
+
+  it('re-reads fresh and retries after a conflict on the status write', async () => {
+    const s = await startSurface(new SettableClock(T0 + 60_000));
+    const { name, ag } = await ownedPair(healthyStatus(T0));
+    proxy.addFault({
+      match: { verb: 'patch', resource: 'packagesources', name },
+      kind: 'status',
+      status: 409,
+      times: 1,
+    });
+    expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'updated' });
+    expect(readyOfPs(await getPackageSource(name, kc))?.status).toBe('True');
+  });
+
+  it('answers 503 on a transient API error, and the redelivery completes', async () => {
+    const s = await startSurface(new SettableClock(T0 + 60_000));
+    const { name, ag } = await ownedPair(healthyStatus(T0));
+    proxy.addFault({
+      match: { verb: 'patch', resource: 'packagesources', name },
+      kind: 'status',
+      status: 500,
+    });
+    expect((await postEvent(s.url, agEvent(ag))).status).toBe(503);
+    proxy.clearFaults();
+    expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'updated' });
+  });
+
+  it('the resync brings every owned PackageSource in step', async () => {
+    const s = await startSurface(new SettableClock(T0 + 60_000));
+    const pairs = await Promise.all([
+      ownedPair(healthyStatus(T0)),
+      ownedPair({ ...healthyStatus(T0), conditions: [ready('False', 'SourceFetchFailed', T0)] }),
+    ]);
+    expect(
+      (
+        await postEvent(
+          s.url,
+          cloudEvent({
+            type: PING,
+            source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
+            data: {},
+          }),
+        )
+      ).status,
+    ).toBe(200);
+    expect(readyOfPs(await getPackageSource(pairs[0].name, kc))?.reason).toBe('Succeeded');
+    expect(readyOfPs(await getPackageSource(pairs[1].name, kc))?.reason).toBe('SourceFetchFailed');
+    // A second resync writes nothing.
+    proxy.clearCalls();
+    await postEvent(
+      s.url,
+      cloudEvent({
+        type: PING,
+        source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
+        data: {},
+      }),
+    );
+    expect(
+      proxy.count({ clientTag: 'surface-stalled', verb: ['patch', 'update', 'create', 'delete'] }),
+    ).toBe(0);
+  });
+
+  it('answers 400 for malformed AG data and malformed verdict data', async () => {
+    const s = await startSurface(new SettableClock(T0));
+    expect(
+      (
+        await postEvent(
+          s.url,
+          cloudEvent({
+            type: APISERVER_UPDATE,
+            data: { metadata: {} },
+            extensions: { kind: 'ArtifactGenerator' },
+          }),
+        )
+      ).status,
+    ).toBe(400);
+    expect(
+      (await postEvent(s.url, cloudEvent({ type: ACTION_STALLED, data: { name: 'x' } }))).status,
+    ).toBe(400);
+  });
+});
