@@ -54,12 +54,20 @@ export interface Answer {
   readonly headers: Headers;
 }
 
-export async function postEvent(url: string, event: CloudEventV1<unknown>, mode: Mode = 'binary'): Promise<Answer> {
+export async function postEvent(
+  url: string,
+  event: CloudEventV1<unknown>,
+  mode: Mode = 'binary',
+): Promise<Answer> {
   const message = mode === 'binary' ? HTTP.binary(event) : HTTP.structured(event);
   return postRaw(url, message.headers as Record<string, string>, String(message.body));
 }
 
-export async function postRaw(url: string, headers: Record<string, string>, body: string | Buffer): Promise<Answer> {
+export async function postRaw(
+  url: string,
+  headers: Record<string, string>,
+  body: string | Buffer,
+): Promise<Answer> {
   const res = await fetch(url, { method: 'POST', headers, body });
   const text = await res.text();
   let parsed: unknown = text;
@@ -91,7 +99,10 @@ export async function startEventSink(): Promise<EventSink> {
         res.end();
         return;
       }
-      const received = HTTP.toEvent<unknown>({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const received = HTTP.toEvent<unknown>({
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       for (const e of Array.isArray(received) ? received : [received]) events.push(e);
       res.statusCode = 202;
       res.end();

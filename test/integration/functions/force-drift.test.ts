@@ -217,7 +217,7 @@ describe('force-drift: force', () => {
   it('leaves an AG being deleted alone', async () => {
     const clock = new SettableClock(T0 + 31_000);
     const fd = await startForceDrift(clock);
-    const ag = await createAgWithStatus(kc, stuckStatus(T0), { name: undefined });
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
     const ref = agRefOf(ag);
     // A finalizer keeps it around after delete, with deletionTimestamp set.
     const { customObjects } = await import('../../support/apiserver.js');

@@ -1,0 +1,175 @@
+// One HTTP request to the API server, with the kubeconfig's credentials and TLS settings, a hard
+// per-request timeout, and no exceptions: the outcome is a response or a RequestFailure (plain data,
+// free of headers and credentials) for errors-map.ts to classify.
+//
+// client-node's KubeConfig.applyToHTTPSOptions supplies the headers (bearer token, refreshed by its
+// authenticators) and the TLS material on every request. Sockets go through one keep-alive agent per
+// TLS identity, rebuilt when the material changes (a rotated client certificate).
+
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { RequestFailure } from './errors-map.js';
+
+export interface HttpRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** API path without the server's own path prefix, e.g. /apis/g/v1/namespaces/ns/things/x. */
+  path: string;
+  query?: Record<string, string | undefined>;
+  /** Serialised as JSON. */
+  body?: unknown;
+  /** Content-Type of the body; application/json when absent. */
+  contentType?: string;
+}
+
+export type HttpOutcome =
+  | { kind: 'response'; statusCode: number; body: string }
+  | Exclude<RequestFailure, { kind: 'http' } | { kind: 'decode' }>;
+
+export type Send = (req: HttpRequest) => Promise<HttpOutcome>;
+
+interface TlsMaterial {
+  ca?: string | Buffer | (string | Buffer)[];
+  cert?: string | Buffer | (string | Buffer)[];
+  key?: unknown;
+  pfx?: unknown;
+  passphrase?: string;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+}
+
+const TLS_FIELDS = [
+  'ca',
+  'cert',
+  'key',
+  'pfx',
+  'passphrase',
+  'rejectUnauthorized',
+  'servername',
+] as const;
+
+/** Idle keep-alive sockets are closed after this long. */
+const IDLE_SOCKET_MS = 30_000;
+
+export function createTransport(kubeConfig: KubeConfig, timeoutMs: number): Send {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (cluster === null) throw new Error('kubeconfig has no current cluster');
+  let server: URL;
+  try {
+    server = new URL(cluster.server);
+  } catch {
+    throw new Error(`kubeconfig cluster ${cluster.name} has no valid server URL`);
+  }
+  const secure = server.protocol === 'https:';
+  const basePath = server.pathname.replace(/\/+$/, '');
+  const hostname = server.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = server.port !== '' ? Number(server.port) : secure ? 443 : 80;
+  const viaProxy = cluster.proxyUrl !== undefined && cluster.proxyUrl !== '';
+
+  let cached: { tls: TlsMaterial; agent: http.Agent } | undefined;
+  const agentFor = (opts: https.RequestOptions): http.Agent | undefined => {
+    // A proxy needs client-node's proxy agent, built for this request.
+    if (viaProxy) return opts.agent instanceof http.Agent ? opts.agent : undefined;
+    const tls = pickTls(opts);
+    if (cached !== undefined && sameTls(cached.tls, tls)) return cached.agent;
+    const agentOpts = { keepAlive: true, timeout: IDLE_SOCKET_MS, ...tls } as https.AgentOptions;
+    cached = { tls, agent: secure ? new https.Agent(agentOpts) : new http.Agent(agentOpts) };
+    return cached.agent;
+  };
+
+  return async (req: HttpRequest): Promise<HttpOutcome> => {
+    const opts: https.RequestOptions = {};
+    try {
+      await kubeConfig.applyToHTTPSOptions(opts);
+    } catch (err) {
+      // The message of an auth plugin failure may quote its output: keep only the code.
+      const code = errorCode(err);
+      return code !== undefined ? { kind: 'credentials', code } : { kind: 'credentials' };
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) {
+      if (typeof v === 'string' || typeof v === 'number') headers[k] = String(v);
+      else if (Array.isArray(v)) headers[k] = v.join(', ');
+    }
+    headers['Accept'] = 'application/json';
+    let payload: string | undefined;
+    if (req.body !== undefined) {
+      payload = JSON.stringify(req.body);
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    const search = new URLSearchParams();
+    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) search.set(k, v);
+    const qs = search.toString();
+    const agent = agentFor(opts);
+
+    return new Promise<HttpOutcome>((resolve) => {
+      let done = false;
+      const finish = (outcome: HttpOutcome): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        resolve(outcome);
+      };
+      const request = (secure ? https : http).request(
+        {
+          method: req.method,
+          hostname,
+          port,
+          path: `${basePath}${req.path}${qs !== '' ? `?${qs}` : ''}`,
+          headers,
+          ...(agent !== undefined ? { agent } : {}),
+          ...(opts.auth !== undefined ? { auth: opts.auth } : {}),
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', (err) => finish(transportFailure(err)));
+          res.on('end', () =>
+            finish({
+              kind: 'response',
+              statusCode: res.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+        },
+      );
+      const timer = setTimeout(() => {
+        finish({ kind: 'timeout', timeoutMs });
+        request.destroy();
+      }, timeoutMs);
+      request.on('error', (err) => finish(transportFailure(err)));
+      request.end(payload);
+    });
+  };
+}
+
+function pickTls(opts: https.RequestOptions): TlsMaterial {
+  const out: Record<string, unknown> = {};
+  for (const f of TLS_FIELDS) if (opts[f] !== undefined) out[f] = opts[f];
+  return out as TlsMaterial;
+}
+
+function sameTls(a: TlsMaterial, b: TlsMaterial): boolean {
+  return TLS_FIELDS.every((f) => sameValue(a[f], b[f]));
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  }
+  return a === b;
+}
+
+function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.name : undefined;
+}
+
+/** Node's messages for socket errors name the address and the syscall, never the headers. */
+function transportFailure(err: Error): HttpOutcome {
+  const code = errorCode(err);
+  const message = err.message;
+  return code !== undefined ? { kind: 'transport', code, message } : { kind: 'transport', message };
+}

@@ -1,0 +1,473 @@
+// The adapter against API servers that misbehave: nobody listening, a server that accepts and never
+// answers, one that hangs up, one that answers garbage. Real sockets on 127.0.0.1; every failure
+// must come back as a typed error, quickly, and without the credentials the request carried.
+
+import http from 'node:http';
+import net from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKubeClient } from '../../shared/kube/client.js';
+import { isKubeError, type KubeError, type KubeErrorKind } from '../../shared/kube/errors.js';
+import type { KubePort } from '../../shared/kube/port.js';
+
+const TOKEN = 'sha256~adapter-test-secret-token-0123456789';
+const FIELD_MANAGER = 'adapter-transport-test';
+
+function kubeConfigFor(server: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, skipTLSVerify: true }],
+    users: [{ name: 'u', token: TOKEN }],
+    contexts: [{ name: 'ctx', cluster: 'c', user: 'u' }],
+    currentContext: 'ctx',
+  });
+  return kc;
+}
+
+async function failureOf(p: Promise<unknown>): Promise<KubeError> {
+  try {
+    await p;
+  } catch (err) {
+    if (isKubeError(err)) return err;
+    throw new Error(`expected a KubeError, got ${String(err)}`, { cause: err });
+  }
+  throw new Error('expected the call to fail');
+}
+
+function expectNoCredentials(err: KubeError): void {
+  const everything = [err.message, err.stack ?? '', JSON.stringify(err), String(err)].join('\n');
+  expect(everything).not.toContain(TOKEN);
+  expect(everything).not.toMatch(/authorization|bearer/i);
+  expect(err.cause).toBeUndefined();
+}
+
+const ref = { namespace: 'ns1', name: 'ag1' };
+const calls: [string, (k: KubePort) => Promise<unknown>][] = [
+  ['getArtifactGenerator', (k) => k.getArtifactGenerator(ref)],
+  ['listArtifactGenerators', (k) => k.listArtifactGenerators()],
+  ['getPackageSource', (k) => k.getPackageSource('ps1', { cached: true })],
+  [
+    'patchArtifactGeneratorAnnotations',
+    (k) => k.patchArtifactGeneratorAnnotations(ref, { a: 'b' }),
+  ],
+  ['patchPackageSourceConditions', (k) => k.patchPackageSourceConditions('ps1', [])],
+  ['deletePingSource', (k) => k.deletePingSource('ns1', 'p1', { resourceVersion: '7' })],
+];
+
+/** A TCP server that accepts connections, keeps what it receives, and never answers. */
+class SilentServer {
+  readonly server = net.createServer((s) => {
+    this.sockets.add(s);
+    s.on('data', (d: Buffer) => {
+      this.received += d.toString('latin1');
+    });
+    s.on('error', () => undefined);
+    s.on('close', () => this.sockets.delete(s));
+  });
+  readonly sockets = new Set<net.Socket>();
+  received = '';
+
+  async start(): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return (this.server.address() as net.AddressInfo).port;
+  }
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** An HTTP server that behaves as told, and counts the requests that reach it. */
+class ScriptedServer {
+  requests = 0;
+  behaviour: (req: http.IncomingMessage, res: http.ServerResponse) => void = (_req, res) =>
+    res.end();
+  readonly server = http.createServer((req, res) => {
+    this.requests += 1;
+    this.behaviour(req, res);
+  });
+
+  async start(): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return (this.server.address() as net.AddressInfo).port;
+  }
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+describe('nobody listening (127.0.0.1:1)', () => {
+  const kube = createKubeClient({
+    kubeConfig: kubeConfigFor('https://127.0.0.1:1'),
+    fieldManager: FIELD_MANAGER,
+  });
+  it.each(calls)('%s -> TransientError quickly, no credentials', async (_name, call) => {
+    const started = performance.now();
+    const err = await failureOf(call(kube));
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(err.kind).toBe('Transient');
+    expect(err.message).toContain('ECONNREFUSED');
+    expectNoCredentials(err);
+  });
+});
+
+describe('a server that accepts and never answers', () => {
+  const silent = new SilentServer();
+  let port = 0;
+  beforeAll(async () => {
+    port = await silent.start();
+  });
+  afterAll(() => silent.stop());
+
+  it.each([
+    ['https (stuck in the TLS handshake)', 'https'],
+    ['http (request sent, no response)', 'http'],
+  ])('%s -> TransientError after the timeout', async (_name, scheme) => {
+    silent.received = '';
+    const kube = createKubeClient({
+      kubeConfig: kubeConfigFor(`${scheme}://127.0.0.1:${port}`),
+      fieldManager: FIELD_MANAGER,
+      requestTimeoutMs: 400,
+    });
+    const started = performance.now();
+    const err = await failureOf(kube.getArtifactGenerator(ref));
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(390);
+    expect(elapsed).toBeLessThan(3_000);
+    expect(err.kind).toBe('Transient');
+    expect(err.message).toContain('get artifactgenerators ns1/ag1');
+    expect(err.message).toContain('within 400 ms');
+    expectNoCredentials(err);
+    if (scheme === 'http') {
+      // The token did travel to the server; it just never comes back in the error.
+      expect(silent.received).toContain(`Bearer ${TOKEN}`);
+    }
+  });
+
+  it('the timeout holds while the answer trickles in without ever finishing', async () => {
+    const scripted = new ScriptedServer();
+    scripted.behaviour = (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"items": [');
+    };
+    const p = await scripted.start();
+    try {
+      const kube = createKubeClient({
+        kubeConfig: kubeConfigFor(`http://127.0.0.1:${p}`),
+        fieldManager: FIELD_MANAGER,
+        requestTimeoutMs: 300,
+      });
+      const err = await failureOf(kube.listArtifactGenerators());
+      expect(err.kind).toBe('Transient');
+      expect(err.message).toContain('within 300 ms');
+    } finally {
+      await scripted.stop();
+    }
+  });
+});
+
+describe('a server that answers badly', () => {
+  const scripted = new ScriptedServer();
+  let kube: KubePort;
+  beforeAll(async () => {
+    const port = await scripted.start();
+    kube = createKubeClient({
+      kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}`),
+      fieldManager: FIELD_MANAGER,
+      requestTimeoutMs: 2_000,
+    });
+  });
+  afterAll(() => scripted.stop());
+
+  const table: [
+    string,
+    (req: http.IncomingMessage, res: http.ServerResponse) => void,
+    KubeErrorKind,
+    string,
+  ][] = [
+    ['hangs up mid-request', (req) => req.socket.destroy(), 'Transient', 'socket hang up'],
+    [
+      'answers 200 with text',
+      (_req, res) => res.writeHead(200).end('hello'),
+      'Transient',
+      'not the expected JSON object',
+    ],
+    [
+      'answers 200 with a JSON array',
+      (_req, res) => res.writeHead(200).end('[1,2]'),
+      'Transient',
+      'not the expected JSON object',
+    ],
+    [
+      'answers 502 with an HTML page echoing the token',
+      (req, res) => res.writeHead(502).end(`<html>${req.headers.authorization ?? ''}</html>`),
+      'Transient',
+      'HTTP 502',
+    ],
+    [
+      'answers 403 with a Status',
+      (_req, res) =>
+        res
+          .writeHead(403, { 'Content-Type': 'application/json' })
+          .end(
+            '{"kind":"Status","reason":"Forbidden","message":"no access to artifactgenerators"}',
+          ),
+      'Forbidden',
+      'no access to artifactgenerators',
+    ],
+    ['answers 429', (_req, res) => res.writeHead(429).end(), 'Transient', 'HTTP 429'],
+  ];
+  it.each(table)('%s -> %s', async (_name, behaviour, kind, text) => {
+    scripted.behaviour = behaviour;
+    const err = await failureOf(kube.getArtifactGenerator(ref));
+    expect(err.kind).toBe(kind);
+    expect(err.message).toContain(text);
+    expectNoCredentials(err);
+  });
+});
+
+describe('the wire format of every call', () => {
+  // What a real API server cannot show afterwards (a cached read, the exact patch body) is checked
+  // on the wire: a server that records each request and answers with an empty object.
+  interface Seen {
+    method: string;
+    path: string;
+    query: Record<string, string>;
+    contentType: string | undefined;
+    body: unknown;
+  }
+  const seen: Seen[] = [];
+  const recorder = new ScriptedServer();
+  let kube: KubePort;
+  beforeAll(async () => {
+    recorder.behaviour = (req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+      req.on('end', () => {
+        const url = new URL(req.url ?? '/', 'http://x');
+        seen.push({
+          method: req.method ?? '',
+          path: url.pathname,
+          query: Object.fromEntries(url.searchParams),
+          contentType: req.headers['content-type'],
+          body: text === '' ? undefined : JSON.parse(text),
+        });
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"items":[]}');
+      });
+    };
+    const port = await recorder.start();
+    kube = createKubeClient({
+      kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}/prefix/`),
+      fieldManager: FIELD_MANAGER,
+    });
+  });
+  afterAll(() => recorder.stop());
+
+  const AGS = '/prefix/apis/source.extensions.fluxcd.io/v1beta1';
+  const PSS = '/prefix/apis/cozystack.io/v1alpha1/packagesources';
+  const PINGS = '/prefix/apis/sources.knative.dev/v1/namespaces/ns1/pingsources';
+  const MERGE = 'application/merge-patch+json';
+  const fm = { fieldManager: FIELD_MANAGER };
+  const cond = [{ type: 'Ready', status: 'True', reason: 'Succeeded' }];
+  const table: [
+    string,
+    (k: KubePort) => Promise<unknown>,
+    Omit<Seen, 'body'> & { body?: unknown },
+  ][] = [
+    [
+      'live get',
+      (k) => k.getArtifactGenerator(ref),
+      {
+        method: 'GET',
+        path: `${AGS}/namespaces/ns1/artifactgenerators/ag1`,
+        query: {},
+        contentType: undefined,
+      },
+    ],
+    [
+      'cached get',
+      (k) => k.getPackageSource('ps1', { cached: true }),
+      {
+        method: 'GET',
+        path: `${PSS}/ps1`,
+        query: { resourceVersion: '0' },
+        contentType: undefined,
+      },
+    ],
+    [
+      'cached first page across namespaces',
+      (k) => k.listArtifactGenerators({ cached: true }),
+      {
+        method: 'GET',
+        path: `${AGS}/artifactgenerators`,
+        query: { limit: '500', resourceVersion: '0' },
+        contentType: undefined,
+      },
+    ],
+    [
+      'cached next page: the continue token replaces resourceVersion',
+      (k) =>
+        k.listArtifactGenerators({
+          namespace: 'ns2',
+          cached: true,
+          limit: 7,
+          continueToken: 'abc',
+        }),
+      {
+        method: 'GET',
+        path: `${AGS}/namespaces/ns2/artifactgenerators`,
+        query: { limit: '7', continue: 'abc' },
+        contentType: undefined,
+      },
+    ],
+    [
+      'annotations with a precondition',
+      (k) =>
+        k.patchArtifactGeneratorAnnotations(ref, { a: '1', b: null }, { resourceVersion: '42' }),
+      {
+        method: 'PATCH',
+        path: `${AGS}/namespaces/ns1/artifactgenerators/ag1`,
+        query: fm,
+        contentType: MERGE,
+        body: { metadata: { annotations: { a: '1', b: null }, resourceVersion: '42' } },
+      },
+    ],
+    [
+      'AG conditions with a precondition',
+      (k) => k.patchArtifactGeneratorConditions(ref, cond, { resourceVersion: '43' }),
+      {
+        method: 'PATCH',
+        path: `${AGS}/namespaces/ns1/artifactgenerators/ag1/status`,
+        query: fm,
+        contentType: MERGE,
+        body: { metadata: { resourceVersion: '43' }, status: { conditions: cond } },
+      },
+    ],
+    [
+      'PackageSource conditions without a precondition',
+      (k) => k.patchPackageSourceConditions('ps1', cond),
+      {
+        method: 'PATCH',
+        path: `${PSS}/ps1/status`,
+        query: fm,
+        contentType: MERGE,
+        body: { status: { conditions: cond } },
+      },
+    ],
+    [
+      'PingSource create',
+      (k) =>
+        k.createPingSource('ns1', { metadata: { name: 'p1' }, spec: { schedule: '0 * * * *' } }),
+      {
+        method: 'POST',
+        path: PINGS,
+        query: fm,
+        contentType: 'application/json',
+        body: {
+          apiVersion: 'sources.knative.dev/v1',
+          kind: 'PingSource',
+          metadata: { name: 'p1', namespace: 'ns1' },
+          spec: { schedule: '0 * * * *' },
+        },
+      },
+    ],
+    [
+      'PingSource patch with a precondition',
+      (k) =>
+        k.patchPingSource(
+          'ns1',
+          'p1',
+          { metadata: { labels: { a: 'b' } }, spec: { schedule: '1 * * * *' } },
+          { resourceVersion: '44' },
+        ),
+      {
+        method: 'PATCH',
+        path: `${PINGS}/p1`,
+        query: fm,
+        contentType: MERGE,
+        body: {
+          metadata: { labels: { a: 'b' }, resourceVersion: '44' },
+          spec: { schedule: '1 * * * *' },
+        },
+      },
+    ],
+    [
+      'PingSource delete with a precondition',
+      (k) => k.deletePingSource('ns1', 'p1', { resourceVersion: '45' }),
+      {
+        method: 'DELETE',
+        path: `${PINGS}/p1`,
+        query: {},
+        contentType: 'application/json',
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: '45' } },
+      },
+    ],
+  ];
+  it.each(table)('%s', async (_name, call, expected) => {
+    seen.length = 0;
+    await call(kube);
+    expect(seen).toEqual([{ body: undefined, ...expected }]);
+  });
+});
+
+describe('bad input is refused before anything is sent', () => {
+  const scripted = new ScriptedServer();
+  let kube: KubePort;
+  beforeAll(async () => {
+    const port = await scripted.start();
+    kube = createKubeClient({
+      kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}`),
+      fieldManager: FIELD_MANAGER,
+    });
+  });
+  afterAll(() => scripted.stop());
+
+  const bad: [string, (k: KubePort) => Promise<unknown>][] = [
+    ['empty AG name', (k) => k.getArtifactGenerator({ namespace: 'ns', name: '' })],
+    ['AG name with a slash', (k) => k.getArtifactGenerator({ namespace: 'ns', name: 'a/b' })],
+    ['namespace with a query', (k) => k.getArtifactGenerator({ namespace: 'ns?x=1', name: 'a' })],
+    ['upper-case PackageSource name', (k) => k.getPackageSource('Flux')],
+    ['list in a bad namespace', (k) => k.listArtifactGenerators({ namespace: '../x' })],
+    ['zero limit', (k) => k.listArtifactGenerators({ limit: 0 })],
+    ['fractional limit', (k) => k.listPackageSources({ limit: 1.5 })],
+    [
+      'numeric annotation value',
+      (k) =>
+        k.patchArtifactGeneratorAnnotations(
+          ref,
+          { a: 1 as unknown as string },
+          { resourceVersion: '1' },
+        ),
+    ],
+    ['conditions not an array', (k) => k.patchArtifactGeneratorConditions(ref, {} as never)],
+    [
+      'a condition that is not an object',
+      (k) => k.patchPackageSourceConditions('ps', [null as never]),
+    ],
+    [
+      'PingSource without a name',
+      (k) => k.createPingSource('ns', { spec: { schedule: '* * * * *' } }),
+    ],
+    [
+      'PingSource in another namespace',
+      (k) => k.createPingSource('ns', { metadata: { name: 'p', namespace: 'other' } }),
+    ],
+    ['PingSource patch that is an array', (k) => k.patchPingSource('ns', 'p', [] as never)],
+    ['PingSource delete with a bad name', (k) => k.deletePingSource('ns', 'P_1')],
+  ];
+  it.each(bad)('%s -> InvalidError, no request', async (_name, call) => {
+    const before = scripted.requests;
+    const err = await failureOf(call(kube));
+    expect(err.kind).toBe('Invalid');
+    expect(scripted.requests).toBe(before);
+  });
+
+  it('rejects a bad client configuration', () => {
+    const kubeConfig = kubeConfigFor('http://127.0.0.1:1');
+    expect(() => createKubeClient({ kubeConfig, fieldManager: '' })).toThrow(/fieldManager/);
+    expect(() => createKubeClient({ kubeConfig, fieldManager: 'x', requestTimeoutMs: 0 })).toThrow(
+      /requestTimeoutMs/,
+    );
+  });
+});
