@@ -1,0 +1,510 @@
+// A programmable HTTP proxy in front of the test API server, for fault injection, API-call
+// counting and "which verbs does this function really use" checks.
+//
+// Clients talk plain HTTP to 127.0.0.1; the proxy forwards over HTTPS with the upstream
+// kubeconfig's client certificate. Every request is logged, parsed into Kubernetes terms
+// (verb, group, version, resource, subresource, namespace, name) and tagged with the client
+// that sent it: the `x-swr-client` header, else a `/_tag/<tag>` prefix on the server URL (see
+// kubeConfig(tag)), else the proxy's default tag. Watches stream through.
+
+import { writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import * as k8s from '@kubernetes/client-node';
+
+export type KubeVerb =
+  'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+/** A request in Kubernetes terms. Absent parts are ''. Non-resource paths have resource ''. */
+export interface ApiRequestInfo {
+  verb: KubeVerb;
+  group: string;
+  version: string;
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+}
+
+export type FaultKind = 'status' | 'reset' | 'timeout' | 'slow';
+
+export interface ProxyCall extends ApiRequestInfo {
+  /** 1-based order of arrival. */
+  seq: number;
+  method: string;
+  /** Path and query as forwarded (tag prefix removed). */
+  path: string;
+  clientTag: string;
+  /** The HTTP status the client received; undefined while pending or when the call was cut. */
+  status?: number;
+  /** The status the API server answered, when the request reached it. */
+  upstreamStatus?: number;
+  /** The fault applied to this call, if any. */
+  fault?: FaultKind;
+}
+
+/** Every given field must match. `subresource: ''` matches the main resource only. */
+export interface CallMatch {
+  verb?: KubeVerb | KubeVerb[];
+  group?: string;
+  resource?: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+  clientTag?: string;
+}
+
+/**
+ * `before` (default): the request never reaches the API server.
+ * `after`: it is forwarded and applied, then the client gets the fault instead of the answer.
+ */
+export type FaultPhase = 'before' | 'after';
+
+interface FaultCommon {
+  match?: CallMatch;
+  /** How many matching calls to hit; unlimited when absent. */
+  times?: number;
+}
+
+export type FaultRule = FaultCommon &
+  (
+    | { kind: 'status'; status: number; phase?: FaultPhase }
+    | { kind: 'reset'; phase?: FaultPhase }
+    /** Holds the call without an answer for delayMs (default: until the client or proxy gives up), then cuts it. */
+    | { kind: 'timeout'; delayMs?: number; phase?: FaultPhase }
+    /** Waits delayMs, then forwards normally. */
+    | { kind: 'slow'; delayMs: number }
+  );
+
+export interface FaultHandle {
+  /** How many calls this rule has hit so far. */
+  readonly applied: number;
+  remove(): void;
+}
+
+export interface KubeProxyOptions {
+  /** Tag for calls that carry neither the header nor a path tag. Default 'default'. */
+  tag?: string;
+}
+
+export const CLIENT_TAG_HEADER = 'x-swr-client';
+const TAG_PREFIX = '/_tag/';
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'host',
+  CLIENT_TAG_HEADER,
+]);
+
+const STATUS_REASONS: Record<number, string> = {
+  400: 'BadRequest',
+  404: 'NotFound',
+  409: 'Conflict',
+  410: 'Expired',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
+
+interface ActiveFault {
+  rule: FaultRule;
+  applied: number;
+}
+
+interface Upstream {
+  url: URL;
+  agent: https.Agent;
+  headers: http.OutgoingHttpHeaders;
+}
+
+export class KubeProxy {
+  /** Every call seen since start (or the last clearCalls), in arrival order. */
+  readonly calls: ProxyCall[] = [];
+
+  private readonly defaultTag: string;
+  private readonly faults: ActiveFault[] = [];
+  private readonly sockets = new Set<Socket>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private server: http.Server | undefined;
+  private upstream: Upstream | undefined;
+  private seq = 0;
+
+  constructor(
+    private readonly target: k8s.KubeConfig,
+    options: KubeProxyOptions = {},
+  ) {
+    this.defaultTag = options.tag ?? 'default';
+  }
+
+  async start(): Promise<void> {
+    if (this.server !== undefined) throw new Error('kube proxy already started');
+    const cluster = this.target.getCurrentCluster();
+    if (cluster === null) throw new Error('kube proxy: upstream kubeconfig has no current cluster');
+    const tls: https.RequestOptions = {};
+    await this.target.applyToHTTPSOptions(tls);
+    this.upstream = {
+      url: new URL(cluster.server),
+      agent: new https.Agent({
+        keepAlive: true,
+        ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+        ...(tls.cert === undefined ? {} : { cert: tls.cert }),
+        ...(tls.key === undefined ? {} : { key: tls.key }),
+        ...(tls.rejectUnauthorized === undefined
+          ? {}
+          : { rejectUnauthorized: tls.rejectUnauthorized }),
+      }),
+      // e.g. a bearer token from the upstream kubeconfig (none for the test API server).
+      headers: definedHeaders(tls.headers),
+    };
+    const server = http.createServer((req, res) => this.handle(req, res));
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    await new Promise<void>((done, fail) => {
+      server.once('error', fail);
+      server.listen(0, '127.0.0.1', () => done());
+    });
+    this.server = server;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return;
+    this.server = undefined;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    const closed = new Promise<void>((done) => server.close(() => done()));
+    for (const socket of this.sockets) socket.destroy();
+    this.upstream?.agent.destroy();
+    await closed;
+  }
+
+  /** http://127.0.0.1:PORT */
+  get url(): string {
+    const address = this.server?.address();
+    if (address === null || address === undefined || typeof address === 'string') {
+      throw new Error('kube proxy not started');
+    }
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  /** A KubeConfig pointing at the proxy; with a tag, every call it makes is tagged so. */
+  kubeConfig(tag?: string): k8s.KubeConfig {
+    const server =
+      tag === undefined ? this.url : `${this.url}${TAG_PREFIX}${encodeURIComponent(tag)}`;
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      // client-node refuses a plain http:// server unless TLS verification is off (there is no TLS).
+      clusters: [{ name: 'kube-proxy', server, skipTLSVerify: true }],
+      users: [{ name: 'kube-proxy' }],
+      contexts: [{ name: 'kube-proxy', cluster: 'kube-proxy', user: 'kube-proxy' }],
+      currentContext: 'kube-proxy',
+    });
+    return kc;
+  }
+
+  /** Writes kubeConfig(tag) to path (for processes that read a kubeconfig file). */
+  async writeKubeconfig(path: string, tag?: string): Promise<void> {
+    await writeFile(path, this.kubeConfig(tag).exportConfig(), { mode: 0o600 });
+  }
+
+  callsMatching(match: CallMatch = {}): ProxyCall[] {
+    return this.calls.filter((call) => matches(call, match));
+  }
+
+  count(match: CallMatch = {}): number {
+    return this.callsMatching(match).length;
+  }
+
+  /** Counts by "verb resource[/subresource]", e.g. { "patch artifactgenerators/status": 2 }. */
+  counters(match: CallMatch = {}): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const call of this.callsMatching(match)) {
+      const key = `${call.verb} ${call.resource}${call.subresource === '' ? '' : `/${call.subresource}`}`;
+      out[key] = (out[key] ?? 0) + 1;
+    }
+    return out;
+  }
+
+  clearCalls(): void {
+    this.calls.length = 0;
+  }
+
+  addFault(rule: FaultRule): FaultHandle {
+    if (rule.times !== undefined && !(Number.isInteger(rule.times) && rule.times > 0)) {
+      throw new Error(`kube proxy: fault times must be a positive integer, got ${rule.times}`);
+    }
+    const active: ActiveFault = { rule, applied: 0 };
+    this.faults.push(active);
+    const faults = this.faults;
+    return {
+      get applied() {
+        return active.applied;
+      },
+      remove() {
+        const at = faults.indexOf(active);
+        if (at >= 0) faults.splice(at, 1);
+      },
+    };
+  }
+
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
+  // ------------------------------------------------------------------ request handling
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const { tag: pathTag, path } = splitTag(req.url ?? '/');
+    const headerTag = req.headers[CLIENT_TAG_HEADER];
+    const call: ProxyCall = {
+      seq: ++this.seq,
+      method: req.method ?? 'GET',
+      path,
+      clientTag:
+        (typeof headerTag === 'string' ? headerTag : undefined) ?? pathTag ?? this.defaultTag,
+      ...parseApiRequest(req.method ?? 'GET', path),
+    };
+    this.calls.push(call);
+    const rule = this.takeFault(call);
+    if (rule === undefined) {
+      this.forward(req, res, call);
+      return;
+    }
+    call.fault = rule.kind;
+    if (rule.kind === 'slow') {
+      this.later(rule.delayMs, () => this.forward(req, res, call));
+      return;
+    }
+    if (rule.phase === 'after') {
+      this.forward(req, res, call, () => this.inject(rule, req, res, call));
+      return;
+    }
+    req.resume();
+    this.inject(rule, req, res, call);
+  }
+
+  private takeFault(call: ProxyCall): FaultRule | undefined {
+    const at = this.faults.findIndex((f) => matches(call, f.rule.match ?? {}));
+    const active = this.faults[at];
+    if (active === undefined) return undefined;
+    active.applied += 1;
+    if (active.rule.times !== undefined && active.applied >= active.rule.times) {
+      this.faults.splice(at, 1);
+    }
+    return active.rule;
+  }
+
+  private inject(
+    rule: Exclude<FaultRule, { kind: 'slow' }>,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    call: ProxyCall,
+  ): void {
+    switch (rule.kind) {
+      case 'status':
+        respondStatus(res, call, rule.status, 'injected fault');
+        return;
+      case 'reset':
+        req.socket.destroy();
+        return;
+      case 'timeout':
+        if (rule.delayMs !== undefined) this.later(rule.delayMs, () => req.socket.destroy());
+        return;
+    }
+  }
+
+  /** Forwards to the API server; with `after`, the answer is drained and `after` runs instead. */
+  private forward(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    call: ProxyCall,
+    after?: () => void,
+  ): void {
+    const upstream = this.upstream;
+    if (upstream === undefined || this.server === undefined) {
+      respondStatus(res, call, 503, 'kube proxy stopped');
+      return;
+    }
+    const headers: http.OutgoingHttpHeaders = { ...upstream.headers };
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (!HOP_BY_HOP.has(key) && value !== undefined) headers[key] = value;
+    }
+    const upstreamReq = https.request({
+      protocol: upstream.url.protocol,
+      hostname: upstream.url.hostname,
+      port: upstream.url.port,
+      method: call.method,
+      path: call.path,
+      headers,
+      agent: upstream.agent,
+    });
+    upstreamReq.on('response', (upstreamRes) => {
+      call.upstreamStatus = upstreamRes.statusCode ?? 502;
+      if (after !== undefined) {
+        upstreamRes.resume();
+        upstreamRes.once('end', after);
+        return;
+      }
+      call.status = call.upstreamStatus;
+      const out: http.OutgoingHttpHeaders = {};
+      for (const [key, value] of Object.entries(upstreamRes.headers)) {
+        if (!HOP_BY_HOP.has(key) && value !== undefined) out[key] = value;
+      }
+      res.writeHead(call.status, out);
+      res.flushHeaders();
+      upstreamRes.pipe(res);
+    });
+    upstreamReq.on('error', (err) => {
+      if (res.headersSent) res.destroy();
+      else respondStatus(res, call, 502, `kube proxy upstream error: ${err.message}`);
+    });
+    res.once('close', () => {
+      if (!res.writableFinished) upstreamReq.destroy();
+    });
+    req.pipe(upstreamReq);
+  }
+
+  private later(delayMs: number, run: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      run();
+    }, delayMs);
+    this.timers.add(timer);
+  }
+}
+
+/** Starts a proxy in front of the cluster `target` points at. */
+export async function startKubeProxy(
+  target: k8s.KubeConfig,
+  options: KubeProxyOptions = {},
+): Promise<KubeProxy> {
+  const proxy = new KubeProxy(target, options);
+  await proxy.start();
+  return proxy;
+}
+
+// -------------------------------------------------------------------- parsing and matching
+
+function splitTag(rawPath: string): { tag?: string; path: string } {
+  if (!rawPath.startsWith(TAG_PREFIX)) return { path: rawPath };
+  const rest = rawPath.slice(TAG_PREFIX.length);
+  const slash = rest.indexOf('/');
+  const tag = decodeURIComponent(slash < 0 ? rest : rest.slice(0, slash));
+  return { tag, path: slash < 0 ? '/' : rest.slice(slash) };
+}
+
+/** Parses a request line into Kubernetes terms (as the API server's RequestInfo does). */
+export function parseApiRequest(method: string, pathWithQuery: string): ApiRequestInfo {
+  const url = new URL(pathWithQuery, 'http://proxy.invalid');
+  const parts = url.pathname.split('/').filter((p) => p !== '');
+  const info: ApiRequestInfo = {
+    verb: 'get',
+    group: '',
+    version: '',
+    resource: '',
+    subresource: '',
+    namespace: '',
+    name: '',
+  };
+  let rest: string[];
+  if (parts[0] === 'api' && parts.length >= 2) {
+    info.version = parts[1] ?? '';
+    rest = parts.slice(2);
+  } else if (parts[0] === 'apis' && parts.length >= 3) {
+    info.group = parts[1] ?? '';
+    info.version = parts[2] ?? '';
+    rest = parts.slice(3);
+  } else {
+    info.verb = verbFor(method, false, false);
+    return info;
+  }
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    info.namespace = rest[1] ?? '';
+    rest = rest.slice(2);
+  }
+  info.resource = rest[0] ?? '';
+  info.name = rest[1] ?? '';
+  info.subresource = rest.slice(2).join('/');
+  const watch = url.searchParams.get('watch');
+  info.verb = verbFor(method, info.name !== '', watch === 'true' || watch === '1');
+  return info;
+}
+
+function verbFor(method: string, named: boolean, watch: boolean): KubeVerb {
+  switch (method.toUpperCase()) {
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return named ? 'delete' : 'deletecollection';
+    default:
+      if (watch) return 'watch';
+      return named ? 'get' : 'list';
+  }
+}
+
+export function matches(call: ApiRequestInfo & { clientTag: string }, match: CallMatch): boolean {
+  if (match.verb !== undefined) {
+    const verbs = Array.isArray(match.verb) ? match.verb : [match.verb];
+    if (!verbs.includes(call.verb)) return false;
+  }
+  return (
+    (match.group === undefined || match.group === call.group) &&
+    (match.resource === undefined || match.resource === call.resource) &&
+    (match.subresource === undefined || match.subresource === call.subresource) &&
+    (match.namespace === undefined || match.namespace === call.namespace) &&
+    (match.name === undefined || match.name === call.name) &&
+    (match.clientTag === undefined || match.clientTag === call.clientTag)
+  );
+}
+
+function definedHeaders(headers: https.RequestOptions['headers']): http.OutgoingHttpHeaders {
+  const out: http.OutgoingHttpHeaders = {};
+  if (headers === undefined || Array.isArray(headers)) return out;
+  for (const [key, value] of Object.entries(headers)) {
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+function respondStatus(
+  res: http.ServerResponse,
+  call: ProxyCall,
+  code: number,
+  message: string,
+): void {
+  call.status = code;
+  const body = JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `${message}: ${call.method} ${call.path}`,
+    reason: STATUS_REASONS[code] ?? 'InternalError',
+    details: { name: call.name, group: call.group, kind: call.resource },
+    code,
+  });
+  const headers: http.OutgoingHttpHeaders = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  };
+  if (code === 429) headers['retry-after'] = '1';
+  res.writeHead(code, headers);
+  res.end(body);
+}
