@@ -1,0 +1,83 @@
+// `npm start -- --kubeconfig PATH`: the functions and the Knative emulation (Broker routed by the
+// shipped Triggers, ApiServerSource, PingSource adapter) against a real cluster and its real
+// source-watcher, on the real clock, until interrupted. No simulator runs.
+
+import * as k8s from '@kubernetes/client-node';
+import { createKnativeParts } from './system/knative.js';
+import { FUNCTION_NAMES, startFunctions } from './system/functions.js';
+import type { EmuClock } from './knative/clock.js';
+
+/** The system clock with timers, in the shape the emulation takes. */
+function realClock(): EmuClock & { stop(): void } {
+  const timers = new Map<number, NodeJS.Timeout>();
+  let next = 1;
+  return {
+    now: () => Date.now(),
+    setTimer(at, fn) {
+      const id = next++;
+      const timer = setTimeout(
+        () => {
+          timers.delete(id);
+          void fn();
+        },
+        Math.max(0, at - Date.now()),
+      );
+      timers.set(id, timer);
+      return id;
+    },
+    cancel(id) {
+      clearTimeout(timers.get(id));
+      return timers.delete(id);
+    },
+    stop() {
+      for (const t of timers.values()) clearTimeout(t);
+      timers.clear();
+    },
+  };
+}
+
+export async function runAgainstCluster(
+  kubeconfigPath: string,
+  env: Record<string, string>,
+  say: (line: string) => void,
+): Promise<void> {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  say(
+    `source-watcher recovery against ${kc.getCurrentCluster()?.server ?? 'the cluster'} (Ctrl-C to stop)`,
+  );
+  const clock = realClock();
+  const knative = createKnativeParts({
+    clock,
+    apiServerSourceKubeConfig: kc,
+    pingSourceKubeConfig: kc,
+  });
+  await knative.startBroker();
+  const functions = await startFunctions({
+    replicas: 1,
+    clock,
+    kubeConfigFor: () => kc,
+    brokerUrl: knative.broker.ingressUrl,
+    env,
+    logLevel: process.env['LOG_LEVEL'] ?? 'info',
+    logDestination: undefined,
+  });
+  for (const name of FUNCTION_NAMES) {
+    knative.broker.setSubscriber(
+      name,
+      functions.filter((f) => f.name === name).map((f) => f.url),
+    );
+  }
+  await knative.startSources();
+  for (const f of functions) say(`${f.name} listening on ${f.url}`);
+  say(`Broker ingress: ${knative.broker.ingressUrl}`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  say('stopping ...');
+  await knative.stop();
+  await Promise.allSettled(functions.map((f) => f.close()));
+  clock.stop();
+}
