@@ -1,0 +1,159 @@
+// Shared pieces of the end-to-end scenarios: a clean world before each scenario, one system per
+// scenario (stopped after it), owned ArtifactGenerator/PackageSource pairs with the simulator's
+// faults set before source-watcher first sees them, and reads of the state of the world.
+
+import { afterEach, expect } from 'vitest';
+import type { LossRule } from '../harness/source-watcher-sim/index.js';
+import { createSystem, type System, type SystemOptions } from '../harness/system.js';
+import {
+  createArtifactGenerator,
+  createOwnedPair,
+  makeArtifactGenerator,
+  testKubeConfig,
+  uniqueName,
+} from '../support/apiserver.js';
+import { deleteAllArtifactGenerators } from '../support/ag-states.js';
+import {
+  deleteAlarm,
+  readAg,
+  readAlarm,
+  readPackageSource,
+  readyCondition,
+  type AgObject,
+  type Condition,
+  type PackageSourceObject,
+} from '../harness/system/world.js';
+
+export { readAg, readAlarm, readPackageSource, readyCondition };
+export type { AgObject, Condition, PackageSourceObject, System };
+
+export const kc = testKubeConfig();
+export const SECOND = 1000;
+export const MINUTE = 60 * SECOND;
+export const AG_NAMESPACE = 'cozy-system';
+/** DESIGN §3: the backoff after attempt n (30 s doubling, capped at 4 m). */
+export const BACKOFF_MS = [0, 30 * SECOND, MINUTE, 2 * MINUTE, 4 * MINUTE, 4 * MINUTE] as const;
+/** DESIGN §3: forces at stall + 30 s, 1 m, 2 m, 4 m, 8 m; give-up at about 12 m. */
+export const REFERENCE_FORCE_OFFSETS_MS = [30, 60, 120, 240, 480].map((s) => s * SECOND);
+/** The follow-up alarm fires at most ~1.5 s late (3.5 s when due within 2 s). */
+export const ALARM_PRECISION_MS = 3500;
+
+export {
+  ATTEMPTS,
+  LAST_RECOVERY_AT,
+  REASON_AWAITING,
+  REASON_FORCED,
+  REASON_STALLED,
+  REQUESTED_AT,
+} from '../harness/system/progress.js';
+
+let running: System[] = [];
+
+afterEach(async () => {
+  const systems = running;
+  running = [];
+  for (const s of systems) {
+    await s.stop();
+    // stop() leaves nothing on the virtual clock.
+    expect(s.clock.pendingTimers).toBe(0);
+  }
+});
+
+/**
+ * Deletes every AG and the alarm (other files leave them), then starts a system on the test
+ * server. `keepWorld` skips the clean-up (for AGs made before the install).
+ */
+export async function startSystem(
+  opts: Omit<SystemOptions, 'kubeConfig'> = {},
+  { keepWorld = false }: { keepWorld?: boolean } = {},
+): Promise<System> {
+  if (!keepWorld) await resetWorld();
+  const system = await createSystem({ kubeConfig: kc, ...opts });
+  running.push(system);
+  return system;
+}
+
+export async function resetWorld(): Promise<void> {
+  await deleteAllArtifactGenerators(kc);
+  await deleteAlarm(kc);
+}
+
+export interface Pair {
+  readonly name: string;
+  /** `namespace/name` */
+  readonly key: string;
+  readonly ref: { namespace: string; name: string };
+  /** The owning PackageSource's name, or null for a bare AG. */
+  readonly packageSource: string | null;
+}
+
+export interface PairOptions {
+  /** Lose source-watcher's conditions writes of this AG (default: none lost). */
+  lose?: LossRule;
+  /** source-watcher's build of this AG fails (Ready=False BuildFailed). */
+  buildFailure?: boolean;
+  /** Create the AG without a PackageSource owner. */
+  bare?: boolean;
+  prefix?: string;
+}
+
+/** Creates a PackageSource and the AG it owns (or a bare AG), with the simulator's knobs set first. */
+export async function createPair(system: System, o: PairOptions = {}): Promise<Pair> {
+  const name = uniqueName(o.prefix ?? 'e2e');
+  const ref = { namespace: AG_NAMESPACE, name };
+  const key = `${AG_NAMESPACE}/${name}`;
+  if (o.lose !== undefined) system.sim.loseConditionsWrite(key, o.lose);
+  if (o.buildFailure === true) system.sim.setBuildFailure(key, true);
+  if (o.bare === true) {
+    await createArtifactGenerator(makeArtifactGenerator({ name }), kc);
+  } else {
+    await createOwnedPair({ name }, kc);
+  }
+  return { name, key, ref, packageSource: o.bare === true ? null : name };
+}
+
+/** The AG's current Ready, or undefined (no AG or no Ready). */
+export async function agReady(ref: Pair['ref']): Promise<Condition | undefined> {
+  return readyCondition(await readAg(kc, ref));
+}
+
+export async function psReady(name: string): Promise<Condition | undefined> {
+  return readyCondition(await readPackageSource(kc, name));
+}
+
+/** Neither tracking annotation is on the AG. */
+export function trackingCleared(ag: AgObject | undefined): boolean {
+  const a = ag?.metadata.annotations ?? {};
+  return (
+    a['cozystack.io/source-watcher-recovery-attempts'] === undefined &&
+    a['cozystack.io/source-watcher-last-recovery-at'] === undefined
+  );
+}
+
+/** Every Ready reason the PackageSource carried over the run (from the harness's watch). */
+export function psReasons(system: System, name: string): string[] {
+  return [
+    ...new Set(
+      system.progress
+        .packageSourceVersions(name)
+        .map((v) => v.reason)
+        .filter((r): r is string => r !== undefined),
+    ),
+  ];
+}
+
+/** One line per scenario: the simulated stall-to-outcome time and the wall time. */
+export function report(scenario: string, fields: Record<string, string | number>): void {
+  const parts = Object.entries(fields).map(([k, v]) => `${k}=${v}`);
+  console.log(`[e2e] ${scenario}: ${parts.join(' ')}`);
+}
+
+export function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+/** Measures real elapsed time. */
+export function wallClock(): () => string {
+  const started = performance.now();
+  return () => seconds(performance.now() - started);
+}

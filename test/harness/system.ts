@@ -1,0 +1,304 @@
+// The whole product wired as users run it, on one machine, against a real API server, on one
+// virtual clock (docs/adr/0011-e2e-harness.md):
+//
+//   source-watcher simulator ──┐                      ┌─► detect ×N ──emits──► Broker
+//   ApiServerSource ───────────┼─► Broker (Triggers ──┼─► force-drift ×N
+//   PingSource adapter ────────┘   from knative/)     ├─► surface-stalled ×N
+//                                                     └─► dead-letter ×N
+//
+// Every API call goes through one recording, fault-injecting KubeProxy, tagged by its client:
+// 'detect', 'force-drift', 'surface-stalled' (the product's adapter), 'apiserversource',
+// 'pingsource' (the Knative adapters) and 'source-watcher' (the simulator). The harness's own
+// watches and reads go straight to the API server.
+//
+//   const system = await createSystem({ kubeConfig });
+//   await system.settle();                                   // let events flow at this instant
+//   await system.runUntil(async () => ..., { maxVirtualMs: 13 * 60_000 });
+//   system.progress.of('cozy-system/my-ag');                 // stall, forces, recovery, verdict
+//   await system.stop();
+
+import type { KubeConfig } from '@kubernetes/client-node';
+import { VirtualClock } from './virtual-clock.js';
+import { createSourceWatcherSim, type SourceWatcherSim } from './source-watcher-sim/index.js';
+import {
+  startKubeProxy,
+  type CallMatch,
+  type KubeProxy,
+  type ProxyCall,
+} from '../support/kube-proxy.js';
+import { createKnativeParts, type BrokerTuning, type KnativeParts } from './system/knative.js';
+import { FUNCTION_NAMES, startFunctions, type FunctionReplica } from './system/functions.js';
+import { LogCapture } from './system/log-capture.js';
+import { ACTION_STALLED_TYPE, ProgressLog, type ProgressEvent } from './system/progress.js';
+import { WorldWatch } from './system/world.js';
+
+export { FUNCTION_NAMES, type FunctionName, type FunctionReplica } from './system/functions.js';
+export type { BrokerTuning } from './system/knative.js';
+export type { LogRecord } from './system/log-capture.js';
+export {
+  ProgressLog,
+  parseRfc3339,
+  type AgProgress,
+  type AgVersion,
+  type ConditionSnapshot,
+  type ForceRecord,
+  type ProgressEvent,
+  type ProgressKind,
+} from './system/progress.js';
+
+/** Client tags of the Knative adapters' API calls. */
+export const APISERVERSOURCE_TAG = 'apiserversource';
+export const PINGSOURCE_TAG = 'pingsource';
+export const SOURCE_WATCHER_TAG = 'source-watcher';
+const WRITE_VERBS = ['create', 'update', 'patch', 'delete', 'deletecollection'] as const;
+
+export interface SystemOptions {
+  /** The cluster to run against (the test API server). */
+  kubeConfig: KubeConfig;
+  /** Replicas of each function (default 1). */
+  replicas?: number;
+  /** Function environment on top of the defaults (RECOVERY_MODE, RECOVERY_GRACE_PERIOD, ...). */
+  env?: Readonly<Record<string, string>>;
+  /** Function log level (default silent). Logs are kept in `system.logs`. */
+  logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Also hand every function log line (JSON) here, e.g. to print it. */
+  logForward?: (line: string) => void;
+  /** Virtual start, epoch ms (default: the real now rounded down to a second). */
+  startMs?: number;
+  /** Broker delivery tuning: duplicates, reordering, seed, replica choice. */
+  broker?: BrokerTuning;
+  /** The source-watcher simulator's build time and RNG seed. */
+  sourceWatcher?: { buildTimeMs?: number; seed?: number; concurrency?: number };
+  /** Seed of the PingSource adapter's jitter and pick-up lag (default 1). */
+  pingSeed?: number;
+  /** Called for every progress event as it is recorded. */
+  onProgress?: (e: ProgressEvent) => void;
+  /** Structured trace of the emulation and the simulator (constant message, fields). */
+  trace?: (msg: string, fields: Record<string, unknown>) => void;
+  /** Real ms with no activity that ends a settle (default 10). */
+  quietMs?: number;
+  /** Real ms a settle may take before it fails (default 60 000). */
+  settleTimeoutMs?: number;
+}
+
+export interface RunUntilOptions {
+  /** Fail when the predicate still does not hold after this much virtual time. */
+  maxVirtualMs: number;
+  /** Virtual ms between predicate checks (default 5000). Timers fire at their exact times anyway. */
+  stepMs?: number;
+  /** Named in the error when the time runs out. */
+  what?: string;
+}
+
+export interface System {
+  /** The one clock of the functions, the simulator and the emulation. */
+  readonly clock: VirtualClock;
+  /** Every API call, tagged by client; fault injection. */
+  readonly proxy: KubeProxy;
+  readonly knative: KnativeParts;
+  /** The source-watcher simulator and its knobs. */
+  readonly sim: SourceWatcherSim;
+  readonly functions: readonly FunctionReplica[];
+  readonly progress: ProgressLog;
+  /** The functions' log records (empty at the default level, silent). */
+  readonly logs: LogCapture;
+  /** Direct access to the cluster, bypassing the proxy (for assertions). */
+  readonly kubeConfig: KubeConfig;
+  /** Runs until nothing moves: Broker and sources idle, simulator settled, counters quiet. */
+  settle(): Promise<void>;
+  /** Moves virtual time forward, firing timers in order and settling after each. */
+  advance(ms: number): Promise<void>;
+  /**
+   * Advances in steps until `predicate` holds (checked after a settle, before each step).
+   * Resolves with the virtual time at which it held; rejects after maxVirtualMs.
+   */
+  runUntil(predicate: () => boolean | Promise<boolean>, opts: RunUntilOptions): Promise<number>;
+  /** Write calls (create, update, patch, delete) by the given clients, optionally narrowed. */
+  writesBy(tags: string | readonly string[], match?: CallMatch): ProxyCall[];
+  /** Closes everything; leaves no virtual timer, socket or watch. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function createSystem(opts: SystemOptions): Promise<System> {
+  const replicas = opts.replicas ?? 1;
+  if (!Number.isInteger(replicas) || replicas < 1) {
+    throw new RangeError(`createSystem: replicas must be a positive integer, got ${replicas}`);
+  }
+  const quietMs = opts.quietMs ?? 10;
+  const settleTimeoutMs = opts.settleTimeoutMs ?? 60_000;
+  const clock = new VirtualClock({ start: opts.startMs ?? Math.floor(Date.now() / 1000) * 1000 });
+  const progress = new ProgressLog(opts.onProgress);
+  const logs = new LogCapture(opts.logForward);
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async (): Promise<void> => {
+    for (const step of cleanups.splice(0).reverse()) {
+      try {
+        await step();
+      } catch {
+        // Keep closing the rest.
+      }
+    }
+  };
+
+  try {
+    const proxy = await startKubeProxy(opts.kubeConfig, { tag: 'untagged' });
+    cleanups.push(() => proxy.stop());
+
+    const knative = createKnativeParts({
+      clock,
+      apiServerSourceKubeConfig: proxy.kubeConfig(APISERVERSOURCE_TAG),
+      pingSourceKubeConfig: proxy.kubeConfig(PINGSOURCE_TAG),
+      ...(opts.broker !== undefined ? { broker: opts.broker } : {}),
+      ...(opts.pingSeed !== undefined ? { pingSeed: opts.pingSeed } : {}),
+      ...(opts.trace !== undefined ? { log: opts.trace } : {}),
+    });
+    await knative.startBroker();
+    cleanups.push(() => knative.stop());
+
+    const functions = await startFunctions({
+      replicas,
+      clock,
+      kubeConfigFor: (name) => proxy.kubeConfig(name),
+      brokerUrl: knative.broker.ingressUrl,
+      env: opts.env ?? {},
+      logLevel: opts.logLevel ?? 'silent',
+      logDestination: logs,
+    });
+    // Closed after the Broker (registered earlier, so run later): no delivery is left in flight.
+    cleanups.splice(cleanups.length - 1, 0, async () => {
+      await Promise.allSettled(functions.map((f) => f.close()));
+    });
+    for (const name of FUNCTION_NAMES) {
+      knative.broker.setSubscriber(
+        name,
+        functions.filter((f) => f.name === name).map((f) => f.url),
+      );
+    }
+
+    const world = new WorldWatch(opts.kubeConfig, progress, () => clock.now());
+    await world.start();
+    cleanups.push(() => world.stop());
+
+    const sim = createSourceWatcherSim({
+      kubeConfig: proxy.kubeConfig(SOURCE_WATCHER_TAG),
+      clock,
+      ...(opts.sourceWatcher?.buildTimeMs !== undefined
+        ? { buildTimeMs: opts.sourceWatcher.buildTimeMs }
+        : {}),
+      ...(opts.sourceWatcher?.seed !== undefined ? { seed: opts.sourceWatcher.seed } : {}),
+      ...(opts.sourceWatcher?.concurrency !== undefined
+        ? { concurrency: opts.sourceWatcher.concurrency }
+        : {}),
+      log: (message, fields) => {
+        if (message === 'conditions write lost' && typeof fields['key'] === 'string') {
+          progress.onLostWrite(fields['key'], clock.now());
+        }
+        opts.trace?.(message, { component: 'source-watcher-sim', ...fields });
+      },
+    });
+    await sim.start();
+    cleanups.push(() => sim.stop());
+
+    await knative.startSources();
+
+    // ---- settling ------------------------------------------------------------------------------
+
+    let proxyCursor = 0;
+    let proxyActivity = 0;
+    let ingestCursor = 0;
+    const activity = (): number => {
+      for (; proxyCursor < proxy.calls.length; proxyCursor++) {
+        const tag = proxy.calls[proxyCursor]?.clientTag;
+        // The sources' own catch-up lists are the settling itself, not activity.
+        if (tag !== APISERVERSOURCE_TAG && tag !== PINGSOURCE_TAG) proxyActivity++;
+      }
+      const s = sim.stats;
+      return knative.activity() + world.events + s.reconciles + s.lostWrites + proxyActivity;
+    };
+    const consumeIngests = (): void => {
+      const ingested = knative.broker.ingested;
+      for (; ingestCursor < ingested.length; ingestCursor++) {
+        const rec = ingested[ingestCursor];
+        if (rec?.event.type === ACTION_STALLED_TYPE && typeof rec.event.subject === 'string') {
+          progress.onGiveUp(rec.event.subject, rec.at);
+        }
+      }
+    };
+
+    let stopped = false;
+    const settle = async (): Promise<void> => {
+      if (stopped) return;
+      const deadline = Date.now() + settleTimeoutMs;
+      const left = (): number => Math.max(1, deadline - Date.now());
+      for (;;) {
+        const before = activity();
+        await knative.idle(left());
+        await world.caughtUp(left());
+        // The simulator has its own watch: wait until it saw every AG's current version.
+        await Promise.all(
+          [...world.agResourceVersions().values()]
+            .filter((rv) => rv !== '')
+            .map((rv) => sim.observed(rv, left())),
+        );
+        await sim.settled();
+        await knative.broker.idle();
+        consumeIngests();
+        await sleep(quietMs);
+        if (activity() === before) return;
+        if (Date.now() > deadline) {
+          throw new Error(`system did not settle within ${settleTimeoutMs} ms`);
+        }
+      }
+    };
+    clock.setSettle(settle);
+
+    const system: System = {
+      clock,
+      proxy,
+      knative,
+      sim,
+      functions,
+      progress,
+      logs,
+      kubeConfig: opts.kubeConfig,
+      settle,
+      advance: (ms) => clock.advance(ms),
+      async runUntil(predicate, o) {
+        const step = o.stepMs ?? 5000;
+        if (!(o.maxVirtualMs >= 0) || !(step > 0)) {
+          throw new RangeError('runUntil: maxVirtualMs must be >= 0 and stepMs > 0');
+        }
+        const end = clock.now() + o.maxVirtualMs;
+        await settle();
+        for (;;) {
+          if (await predicate()) return clock.now();
+          if (clock.now() >= end) {
+            throw new Error(
+              `runUntil: ${o.what ?? 'the condition'} did not hold within ${o.maxVirtualMs} virtual ms ` +
+                `(virtual now ${new Date(clock.now()).toISOString()})`,
+            );
+          }
+          await clock.advanceTo(Math.min(end, clock.now() + step));
+        }
+      },
+      writesBy(tags, match = {}) {
+        const wanted = typeof tags === 'string' ? [tags] : tags;
+        return proxy
+          .callsMatching({ ...match, verb: [...WRITE_VERBS] })
+          .filter((c) => wanted.includes(c.clientTag));
+      },
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        clock.setSettle(undefined);
+        await cleanup();
+      },
+    };
+    return system;
+  } catch (e) {
+    await cleanup();
+    throw e;
+  }
+}

@@ -1,0 +1,132 @@
+// The Knative side of the system: the Broker routed by the Triggers in knative/, the
+// ApiServerSource on ArtifactGenerators and the PingSource adapter (the resync from knative/ plus
+// the alarm detect creates at run time). It is the same wiring as createKnativeEmulation
+// (test/harness/knative/index.ts), assembled from its exported parts because the two sources must
+// call the API server as two different clients: the ApiServerSource as its ServiceAccount
+// ('apiserversource', checked against its RBAC) and the PingSource adapter as Knative's own
+// ('pingsource'), and createKnativeEmulation takes one KubeConfig for both.
+
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  ApiServerSource,
+  BROKER_NAME,
+  Broker,
+  PingScheduler,
+  RECOVERY_NAMESPACE,
+  loadKnativeManifests,
+  type BrokerOptions,
+  type EmuClock,
+} from '../knative/index.js';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** What the system lets a scenario change about the Broker's delivery. */
+export type BrokerTuning = Partial<
+  Pick<
+    BrokerOptions,
+    | 'duplicateProbability'
+    | 'reorderMaxDelayMs'
+    | 'seed'
+    | 'replicaPick'
+    | 'retryDelayScale'
+    | 'defaultTimeoutMs'
+  >
+>;
+
+export interface KnativeParts {
+  readonly broker: Broker;
+  readonly apiServerSource: ApiServerSource;
+  readonly pings: PingScheduler;
+  /** The ingress first: the functions need its URL, and the sources must not send before. */
+  startBroker(): Promise<void>;
+  /** Then the ApiServerSource and the PingSource adapter (after the subscribers are mapped). */
+  startSources(): Promise<void>;
+  stop(): Promise<void>;
+  /** Both source watches caught up, every source send done, the Broker idle. */
+  idle(timeoutMs: number): Promise<void>;
+  /** Grows with every watch event, ingest and delivery attempt. */
+  activity(): number;
+}
+
+export function createKnativeParts(opts: {
+  clock: EmuClock;
+  apiServerSourceKubeConfig: KubeConfig;
+  pingSourceKubeConfig: KubeConfig;
+  broker?: BrokerTuning;
+  pingSeed?: number;
+  log?: (msg: string, fields: Record<string, unknown>) => void;
+}): KnativeParts {
+  const manifests = loadKnativeManifests(resolve(REPO_ROOT, 'knative'), RECOVERY_NAMESPACE);
+  const log = opts.log;
+  const broker = new Broker({
+    namespace: RECOVERY_NAMESPACE,
+    name: BROKER_NAME,
+    clock: opts.clock,
+    ...(log ? { log } : {}),
+    ...opts.broker,
+    triggers: manifests.triggers,
+    // Mapped once the function replicas listen (setSubscriber).
+    subscribers: {},
+  });
+  const sinkUrl = (): string => broker.ingressUrl;
+  const apiServerSource = new ApiServerSource({
+    clock: opts.clock,
+    ...(log ? { log } : {}),
+    kubeConfig: opts.apiServerSourceKubeConfig,
+    sinkUrl,
+  });
+  const pings = new PingScheduler({
+    clock: opts.clock,
+    kubeConfig: opts.pingSourceKubeConfig,
+    // The adapter in the test only needs this product's PingSources; others left by other test
+    // files must not wake the clock.
+    namespace: RECOVERY_NAMESPACE,
+    staticSources: manifests.pingSources,
+    ...(opts.pingSeed !== undefined ? { seed: opts.pingSeed } : {}),
+    ...(log ? { log } : {}),
+    sinkUrl,
+  });
+  let started = { broker: false, apiServerSource: false, pings: false };
+
+  const activity = (): number =>
+    apiServerSource.received + pings.received + broker.stats.ingested + broker.deliveries.length;
+
+  return {
+    broker,
+    apiServerSource,
+    pings,
+    async startBroker() {
+      await broker.start();
+      started = { ...started, broker: true };
+    },
+    async startSources() {
+      await apiServerSource.start();
+      started = { ...started, apiServerSource: true };
+      await pings.start();
+      started = { ...started, pings: true };
+    },
+    async stop() {
+      if (started.pings) await pings.stop();
+      if (started.apiServerSource) await apiServerSource.stop();
+      if (started.broker) await broker.close();
+      started = { broker: false, apiServerSource: false, pings: false };
+    },
+    async idle(timeoutMs: number) {
+      const deadline = Date.now() + timeoutMs;
+      const left = (): number => Math.max(1, deadline - Date.now());
+      for (;;) {
+        const before = activity();
+        await apiServerSource.caughtUp(left());
+        await pings.caughtUp(left());
+        await apiServerSource.idle();
+        await pings.idle();
+        await broker.idle();
+        if (activity() === before) return;
+        if (Date.now() > deadline) throw new Error('knative emulation did not settle in time');
+      }
+    },
+    activity,
+  };
+}
