@@ -3,9 +3,32 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = [
-  'assert', 'async_hooks', 'buffer', 'child_process', 'cluster', 'crypto', 'dgram', 'dns', 'events',
-  'fs', 'fs/promises', 'http', 'http2', 'https', 'net', 'os', 'path', 'perf_hooks', 'process',
-  'stream', 'timers', 'tls', 'url', 'util', 'worker_threads', 'zlib',
+  'assert',
+  'async_hooks',
+  'buffer',
+  'child_process',
+  'cluster',
+  'crypto',
+  'dgram',
+  'dns',
+  'events',
+  'fs',
+  'fs/promises',
+  'http',
+  'http2',
+  'https',
+  'net',
+  'os',
+  'path',
+  'perf_hooks',
+  'process',
+  'stream',
+  'timers',
+  'tls',
+  'url',
+  'util',
+  'worker_threads',
+  'zlib',
 ];
 
 export default tseslint.config(
@@ -21,7 +44,10 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       'no-console': 'off',
     },
   },
@@ -33,15 +59,24 @@ export default tseslint.config(
         'error',
         {
           paths: [
-            ...nodeBuiltins.map((name) => ({ name, message: 'shared/core is pure: no Node built-ins.' })),
+            ...nodeBuiltins.map((name) => ({
+              name,
+              message: 'shared/core is pure: no Node built-ins.',
+            })),
           ],
           patterns: [
             { group: ['node:*'], message: 'shared/core is pure: no node:* imports.' },
             { group: ['express', 'express/*'], message: 'shared/core is pure: no express.' },
             { group: ['@kubernetes/*'], message: 'shared/core is pure: no Kubernetes client.' },
             { group: ['pino', 'pino/*', 'pino-*'], message: 'shared/core is pure: no logger.' },
-            { group: ['cloudevents', 'cloudevents/*'], message: 'shared/core is pure: no CloudEvents SDK.' },
-            { group: ['../kube/*', '../runtime/*', '../../functions/*'], message: 'shared/core imports only shared/core.' },
+            {
+              group: ['cloudevents', 'cloudevents/*'],
+              message: 'shared/core is pure: no CloudEvents SDK.',
+            },
+            {
+              group: ['../kube/*', '../runtime/*', '../../functions/*'],
+              message: 'shared/core imports only shared/core.',
+            },
           ],
         },
       ],
@@ -54,8 +89,14 @@ export default tseslint.config(
       ],
       'no-restricted-syntax': [
         'error',
-        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'shared/core is pure: time is passed in.' },
-        { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: 'shared/core is pure: time is passed in.' },
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'shared/core is pure: time is passed in.',
+        },
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'shared/core is pure: time is passed in.',
+        },
       ],
     },
   },
@@ -66,7 +107,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-properties': [
         'error',
-        { object: 'process', property: 'env', message: 'Read configuration through shared/runtime/env.ts only.' },
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Read configuration through shared/runtime/env.ts only.',
+        },
       ],
     },
   },
