@@ -4,6 +4,10 @@ import { defineConfig } from 'vitest/config';
 // the global setup). `npm test` runs them all; CI runs `npm test`.
 export default defineConfig({
   test: {
+    // In CI, also write a JSON report; .ci/run prints its plain "N passed, N failed" line.
+    reporters: process.env['CI']
+      ? ['default', ['json', { outputFile: '.cache/vitest-results.json' }]]
+      : ['default'],
     projects: [
       {
         test: {
