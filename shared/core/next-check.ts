@@ -28,6 +28,9 @@ export function nextCheckAt(
       if (!hasOutputs(ag)) return null;
       const since = pendingSince(ag);
       if (typeof since !== 'number') return null;
+      // A Ready time further ahead than the clock-skew allowance is malformed: it never becomes
+      // stuck by waiting, so nothing is armed (the resync still sees the AG).
+      if (since > now + cfg.clockSkewMs) return null;
       const at = since + cfg.gracePeriodMs + 1;
       return at > now ? at : null;
     }

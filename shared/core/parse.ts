@@ -3,8 +3,8 @@
 
 import { cleanCondition } from './conditions.js';
 import type { ActionData } from './events.js';
-import { isDns1123Subdomain } from './names.js';
-import { isFiniteNumber, isNonEmptyString, isPlainObject } from './plain.js';
+import { isDns1123Label, isDns1123Subdomain } from './names.js';
+import { isFiniteNumber, isPlainObject } from './plain.js';
 import { parseTime } from './time.js';
 import type {
   ArtifactGenerator,
@@ -106,10 +106,11 @@ function checkHead(data: unknown, kind: string, namespaced: boolean): Head | str
   if (k !== undefined && k !== kind) return `kind must be ${kind}, got ${show(k)}`;
   const metadata = data['metadata'];
   if (!isPlainObject(metadata)) return `${kind} metadata must be an object`;
-  if (!isNonEmptyString(metadata['name']))
-    return `${kind} metadata.name must be a non-empty string`;
-  if (namespaced && !isNonEmptyString(metadata['namespace'])) {
-    return `${kind} metadata.namespace must be a non-empty string`;
+  if (!isDns1123Subdomain(metadata['name'])) {
+    return `${kind} metadata.name must be a Kubernetes name (DNS-1123 subdomain), got ${show(metadata['name'])}`;
+  }
+  if (namespaced && !isDns1123Label(metadata['namespace'])) {
+    return `${kind} metadata.namespace must be a Kubernetes namespace name (DNS-1123 label), got ${show(metadata['namespace'])}`;
   }
   return { obj: data, metadata };
 }

@@ -111,29 +111,38 @@ export function createTransport(kubeConfig: KubeConfig, timeoutMs: number): Send
         clearTimeout(timer);
         resolve(outcome);
       };
-      const request = (secure ? https : http).request(
-        {
-          method: req.method,
-          hostname,
-          port,
-          path: `${basePath}${req.path}${qs !== '' ? `?${qs}` : ''}`,
-          headers,
-          ...(agent !== undefined ? { agent } : {}),
-          ...(opts.auth !== undefined ? { auth: opts.auth } : {}),
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', (err) => finish(transportFailure(err)));
-          res.on('end', () =>
-            finish({
-              kind: 'response',
-              statusCode: res.statusCode ?? 0,
-              body: Buffer.concat(chunks).toString('utf8'),
-            }),
-          );
-        },
-      );
+      let request: http.ClientRequest;
+      try {
+        request = (secure ? https : http).request(
+          {
+            method: req.method,
+            hostname,
+            port,
+            path: `${basePath}${req.path}${qs !== '' ? `?${qs}` : ''}`,
+            headers,
+            ...(agent !== undefined ? { agent } : {}),
+            ...(opts.auth !== undefined ? { auth: opts.auth } : {}),
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('error', (err) => finish(transportFailure(err)));
+            res.on('end', () =>
+              finish({
+                kind: 'response',
+                statusCode: res.statusCode ?? 0,
+                body: Buffer.concat(chunks).toString('utf8'),
+              }),
+            );
+          },
+        );
+      } catch (err) {
+        // An unusable client key or certificate throws here, synchronously, from OpenSSL. Keep
+        // only the code: the message may describe the key material.
+        const code = errorCode(err);
+        resolve(code !== undefined ? { kind: 'credentials', code } : { kind: 'credentials' });
+        return;
+      }
       const timer = setTimeout(() => {
         finish({ kind: 'timeout', timeoutMs });
         request.destroy();

@@ -36,8 +36,13 @@ export async function listen(
         server.closeAllConnections();
       }, opts.drainTimeoutMs ?? 30_000);
       timer.unref();
+      // Keep-alive sockets become idle as their in-flight requests finish: close them then,
+      // rather than waiting out keepAliveTimeout.
+      const sweeper = setInterval(() => server.closeIdleConnections(), 50);
+      sweeper.unref();
       server.close(() => {
         clearTimeout(timer);
+        clearInterval(sweeper);
         resolve();
       });
       server.closeIdleConnections();

@@ -1,0 +1,329 @@
+// Fault matrix for detect: every API call it makes x {500, 429, 409, timeout, reset, slow} (the
+// alarm writes also with the answer lost after they applied). detect writes only its follow-up
+// alarm PingSource; its end state is that alarm plus the action events it emitted.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as k8s from '@kubernetes/client-node';
+import {
+  ANNOTATION_ALARM_MOMENT,
+  APISERVER_REF_UPDATE,
+  APISERVER_UPDATE,
+  PING,
+  parseTime,
+} from '../../shared/core/index.js';
+import {
+  AG_API_VERSION,
+  AG_KIND,
+  type AgRef,
+  type ArtifactGenerator,
+} from '../../shared/core/types.js';
+import {
+  agRefOf,
+  customObjects,
+  deleteArtifactGenerator,
+  makeArtifactGenerator,
+  testKubeConfig,
+  uniqueName,
+} from '../support/apiserver.js';
+import {
+  createAgWithStatus,
+  deleteAllArtifactGenerators,
+  INVENTORY,
+  DIGEST,
+  ready,
+  stuckStatus,
+} from '../support/ag-states.js';
+import { SettableClock } from '../support/function-under-test.js';
+import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
+import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
+import { waitForCachedAg } from './support/cache-wait.js';
+import { uniqueNamespace } from './support/cluster.js';
+import type { FaultCase } from './support/fault-cases.js';
+import { MatrixTable, type Expectation, type MatrixScenario } from './support/fault-matrix.js';
+import { startFunction } from './support/function-servers.js';
+import { READ_VERBS } from './support/fuzz-runner.js';
+import { defineMatrix } from './support/matrix-suite.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const NS = uniqueNamespace('rel-dt');
+const ALARM_NS = 'source-watcher-recovery';
+const kc = testKubeConfig();
+let proxy: KubeProxy;
+let sink: EventSink;
+const table = new MatrixTable('detect');
+const ping = {
+  group: 'sources.knative.dev',
+  version: 'v1',
+  plural: 'pingsources',
+  namespace: ALARM_NS,
+};
+
+beforeAll(async () => {
+  // A sweep sees every AG in the cluster; an AG due later would move the alarm the sweep settles.
+  await deleteAllArtifactGenerators(kc);
+  proxy = await startKubeProxy(kc, { tag: 'matrix-detect' });
+  sink = await startEventSink();
+});
+afterAll(async () => {
+  console.log(table.render());
+  await sink.close();
+  await proxy.stop();
+});
+
+interface Ctx {
+  readonly alarm: string;
+  readonly subject: string;
+  readonly ref: AgRef;
+  readonly onServer: boolean;
+  readonly data: ArtifactGenerator;
+}
+
+/** An AG in its grace period: Ready Unknown since `sinceAgo` ms before `at`; due 30 s later. */
+function graceAg(ref: AgRef, at: number, sinceAgo: number): ArtifactGenerator {
+  const ag = makeArtifactGenerator({ name: ref.name, namespace: ref.namespace });
+  return {
+    ...ag,
+    metadata: { ...ag.metadata, generation: 1, resourceVersion: '7', uid: 'u' },
+    status: {
+      inventory: INVENTORY,
+      observedSourcesDigest: DIGEST,
+      conditions: [ready('Unknown', 'Progressing', at - sinceAgo)],
+    },
+  };
+}
+
+async function stuckOnServer(): Promise<Ctx> {
+  const ag = await createAgWithStatus(kc, stuckStatus(T0 - 60_000), { namespace: NS });
+  await waitForCachedAg(agRefOf(ag), ag.metadata?.resourceVersion);
+  const ref = agRefOf(ag);
+  return {
+    alarm: uniqueName('alarm'),
+    subject: `${ref.namespace}/${ref.name}`,
+    ref,
+    onServer: true,
+    data: ag,
+  };
+}
+
+function inGrace(): Ctx {
+  const ref = { namespace: NS, name: uniqueName('grace') };
+  return {
+    alarm: uniqueName('alarm'),
+    subject: `${ref.namespace}/${ref.name}`,
+    ref,
+    onServer: false,
+    // Due at T0 + 20 s: the alarm is armed for T0 + 21 s (whole seconds).
+    data: graceAg(ref, T0, 10_000),
+  };
+}
+
+/** Arms the alarm fault-free, with its own clock and its own client tag. */
+async function armAlarm(ctx: Ctx, at: number, sinceAgo: number): Promise<void> {
+  const server = await startFunction({
+    fn: 'detect',
+    kubeConfig: proxy.kubeConfig('setup-detect'),
+    clock: new SettableClock(at),
+    sinkUrl: sink.url,
+    env: { ALARM_NAME: ctx.alarm },
+  });
+  try {
+    const answer = await postEvent(server.url, agUpdateEvent(graceAg(ctx.ref, at, sinceAgo)));
+    if (answer.status !== 200) throw new Error(`arming the alarm answered ${answer.status}`);
+  } finally {
+    await server.close();
+  }
+}
+
+function agUpdateEvent(ag: ArtifactGenerator) {
+  const ref = agRefOf(ag);
+  return cloudEvent({
+    type: APISERVER_UPDATE,
+    source: 'https://10.96.0.1:443',
+    data: ag,
+    extensions: {
+      kind: AG_KIND,
+      apiversion: AG_API_VERSION,
+      name: ref.name,
+      namespace: ref.namespace,
+    },
+  });
+}
+
+function refEvent(ref: AgRef) {
+  return cloudEvent({
+    type: APISERVER_REF_UPDATE,
+    source: 'https://10.96.0.1:443',
+    data: { kind: AG_KIND, apiVersion: AG_API_VERSION, ...ref },
+    extensions: {
+      kind: AG_KIND,
+      apiversion: AG_API_VERSION,
+      name: ref.name,
+      namespace: ref.namespace,
+    },
+  });
+}
+
+const resyncEvent = () =>
+  cloudEvent({
+    type: PING,
+    source: `/apis/v1/namespaces/${ALARM_NS}/pingsources/resync`,
+    data: {},
+  });
+
+async function readAlarm(name: string): Promise<{ moment: number | null } | null> {
+  try {
+    const ps = (await customObjects(kc).getNamespacedCustomObject({ ...ping, name })) as {
+      metadata: { annotations?: Record<string, string> };
+    };
+    return { moment: parseTime(ps.metadata.annotations?.[ANNOTATION_ALARM_MOMENT]) };
+  } catch (e) {
+    if (e instanceof k8s.ApiException && e.code === 404) return null;
+    throw e;
+  }
+}
+
+async function state(ctx: Ctx): Promise<unknown> {
+  const alarm = await readAlarm(ctx.alarm);
+  const emitted = [
+    ...new Set(sink.events.filter((e) => e.subject === ctx.subject).map((e) => e.type)),
+  ].sort();
+  return {
+    emitted,
+    alarm: alarm === null ? null : { dueInMs: alarm.moment === null ? null : alarm.moment - T0 },
+  };
+}
+
+async function cleanup(ctx: Ctx): Promise<void> {
+  if (ctx.onServer) await deleteArtifactGenerator(ctx.ref, kc);
+  await customObjects(kc)
+    .deleteNamespacedCustomObject({ ...ping, name: ctx.alarm })
+    .catch(() => undefined);
+}
+
+const transient = (f: FaultCase): Expectation =>
+  f.label === 'slow'
+    ? { status: 200, why: 'slow is just slow' }
+    : { status: 503, why: 'nothing decided or armed; the redelivery does it' };
+
+/** The alarm's read-modify-write retries on 409 (a lost create race or a stale precondition). */
+const alarmWrite = (f: FaultCase): Expectation => {
+  if (f.label === 'slow') return { status: 200, why: 'slow is just slow' };
+  if (f.label === '409') {
+    return f.phase === 'before'
+      ? { status: 200, why: 're-read and written again' }
+      : { status: 200, why: 'the write applied: the re-read finds the alarm as wanted' };
+  }
+  return {
+    status: 503,
+    why: 'a lost follow-up is redelivered (the resync is the safety net); a repeat emit is a harmless duplicate',
+  };
+};
+
+function scenario(
+  call: string,
+  opts: {
+    write: boolean;
+    setup: () => Promise<Ctx>;
+    event: (ctx: Ctx) => ReturnType<typeof cloudEvent>;
+    target: (ctx: Ctx) => {
+      match: NonNullable<Parameters<KubeProxy['addFault']>[0]['match']>;
+      nth?: number;
+    };
+    expect: (f: FaultCase) => Expectation;
+  },
+): MatrixScenario<Ctx> {
+  return {
+    call,
+    write: opts.write,
+    redeliverAdvanceMs: 0,
+    setup: opts.setup,
+    event: opts.event,
+    target: opts.target,
+    env: (ctx) => ({ ALARM_NAME: ctx.alarm }),
+    state,
+    // detect's own invariant (it writes no AG or PackageSource) is checked across all cells below.
+    check: () => Promise.resolve([]),
+    expect: opts.expect,
+    cleanup,
+  };
+}
+
+defineMatrix({
+  env: () => ({ fn: 'detect', proxy, t0: T0, sinkUrl: sink.url }),
+  table,
+  // Cells of one call run together: each has its own alarm, its own client tag and its own AG
+  // (the sink is filtered by subject). A concurrent cell's AGs are stuck now or not on the server,
+  // so they never give a sweep a future due time.
+  concurrent: true,
+  scenarios: [
+    scenario('AG get (reference mode)', {
+      write: false,
+      setup: stuckOnServer,
+      event: (ctx) => refEvent(ctx.ref),
+      target: (ctx) => ({
+        match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
+      }),
+      expect: transient,
+    }),
+    scenario('AG list (sweep)', {
+      write: false,
+      setup: stuckOnServer,
+      event: resyncEvent,
+      target: () => ({ match: { verb: 'list', resource: 'artifactgenerators' } }),
+      expect: transient,
+    }),
+    scenario('PingSource get (follow-up)', {
+      write: false,
+      setup: () => Promise.resolve(inGrace()),
+      event: (ctx) => agUpdateEvent(ctx.data),
+      target: (ctx) => ({ match: { verb: 'get', resource: 'pingsources', name: ctx.alarm } }),
+      expect: (f) =>
+        f.label === '409' ? { status: 200, why: 'a conflict is re-read' } : transient(f),
+    }),
+    scenario('PingSource create (follow-up)', {
+      write: true,
+      setup: () => Promise.resolve(inGrace()),
+      event: (ctx) => agUpdateEvent(ctx.data),
+      target: () => ({ match: { verb: 'create', resource: 'pingsources' } }),
+      expect: alarmWrite,
+    }),
+    scenario('PingSource patch (move earlier)', {
+      write: true,
+      setup: async () => {
+        const ctx = inGrace();
+        // Armed for T0 + 30 s first; the event (due T0 + 20 s) moves it earlier.
+        await armAlarm(ctx, T0, 1_000);
+        return ctx;
+      },
+      event: (ctx) => agUpdateEvent(ctx.data),
+      target: (ctx) => ({ match: { verb: 'patch', resource: 'pingsources', name: ctx.alarm } }),
+      expect: alarmWrite,
+    }),
+    scenario('PingSource delete (sweep, nothing due)', {
+      write: true,
+      setup: async () => {
+        const ctx = inGrace();
+        // Armed for about T0 - 54 s, a moment that has passed by T0: the sweep removes it.
+        await armAlarm(ctx, T0 - 60_000, 25_000);
+        return { ...ctx, subject: `${NS}/none` };
+      },
+      event: resyncEvent,
+      target: (ctx) => ({ match: { verb: 'delete', resource: 'pingsources', name: ctx.alarm } }),
+      expect: alarmWrite,
+    }),
+  ],
+});
+
+describe('across every cell', () => {
+  it('detect wrote no ArtifactGenerator and no PackageSource', () => {
+    const writes = proxy.calls.filter(
+      (c) => c.resource !== 'pingsources' && !READ_VERBS.has(c.verb),
+    );
+    expect(proxy.calls.length).toBeGreaterThan(0);
+    expect(writes).toEqual([]);
+  });
+
+  it('ran every cell and every cell passed', () => {
+    expect(table.counts()).toEqual({ run: 3 * 6 + 3 * 11, passed: 3 * 6 + 3 * 11 });
+  });
+});

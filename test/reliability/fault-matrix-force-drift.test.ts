@@ -1,0 +1,214 @@
+// Fault matrix for force-drift: every API call it makes x {500, 429, 409, timeout, reset, slow},
+// writes also with the answer lost after the write applied.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ACTION_CLEAR_TRACKING,
+  ACTION_FORCE,
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_LAST_RECOVERY_AT,
+  ANNOTATION_REQUESTED_AT,
+  formatTimeNano,
+  readyOf,
+  RESUME_SETTLE_MS,
+  type ActionData,
+} from '../../shared/core/index.js';
+import type { AgRef, ArtifactGenerator, ArtifactGeneratorStatus } from '../../shared/core/types.js';
+import {
+  agRefOf,
+  getArtifactGenerator,
+  testKubeConfig,
+  deleteArtifactGenerator,
+} from '../support/apiserver.js';
+import { createAgWithStatus, healthyStatus, stuckStatus } from '../support/ag-states.js';
+import { cloudEvent } from '../support/http-events.js';
+import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
+import {
+  agViolations,
+  attemptHistoryViolations,
+  attemptsOf,
+  recoveryProjection,
+} from './support/ag-contract.js';
+import { uniqueNamespace } from './support/cluster.js';
+import type { FaultCase } from './support/fault-cases.js';
+import {
+  MatrixTable,
+  type Expectation,
+  type MatrixScenario,
+  type Stage,
+} from './support/fault-matrix.js';
+import { defineMatrix } from './support/matrix-suite.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const NS = uniqueNamespace('rel-fd');
+const kc = testKubeConfig();
+let proxy: KubeProxy;
+const table = new MatrixTable('force-drift');
+/** Past the resume settle time: a claim left without its marker or bump is finished then. */
+const REDELIVER_AFTER_MS = RESUME_SETTLE_MS + 1000;
+
+beforeAll(async () => {
+  proxy = await startKubeProxy(kc, { tag: 'matrix-force-drift' });
+});
+afterAll(async () => {
+  console.log(table.render());
+  await proxy.stop();
+});
+
+interface Ctx {
+  readonly ref: AgRef;
+  readonly created: ArtifactGenerator;
+  readonly clear: boolean;
+  readonly history: ArtifactGenerator[];
+}
+
+const TRACKED = {
+  [ANNOTATION_ATTEMPTS]: '2',
+  [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 - 100_000),
+  [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 - 100_000),
+};
+
+async function setup(kind: 'stuck' | 'healthy-tracked'): Promise<Ctx> {
+  const status: ArtifactGeneratorStatus =
+    kind === 'stuck' ? stuckStatus(T0 - 60_000) : healthyStatus(T0 - 10_000);
+  const created = await createAgWithStatus(kc, status, {
+    namespace: NS,
+    ...(kind === 'healthy-tracked' ? { annotations: TRACKED } : {}),
+  });
+  return { ref: agRefOf(created), created, clear: kind === 'healthy-tracked', history: [] };
+}
+
+function actionEvent(type: string, ag: ArtifactGenerator) {
+  const data: ActionData = {
+    namespace: ag.metadata?.namespace ?? '',
+    name: ag.metadata?.name ?? '',
+    resourceVersion: ag.metadata?.resourceVersion ?? '',
+    attempts: attemptsOf(ag),
+    decidedAt: formatTimeNano(T0),
+  };
+  return cloudEvent({ type, source: '/source-watcher-recovery/detect', data });
+}
+
+async function check(ctx: Ctx, _stage: Stage): Promise<string[]> {
+  const ag = await getArtifactGenerator(ctx.ref, kc);
+  ctx.history.push(ag);
+  const out = agViolations(ag);
+  if (ctx.clear) {
+    // Clearing resets the count, which is allowed only for a healthy AG.
+    if (
+      ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS] === undefined &&
+      readyOf(ag)?.status !== 'True'
+    ) {
+      out.push('tracking cleared on an AG that is not healthy');
+    }
+    if (ag.metadata?.annotations?.[ANNOTATION_REQUESTED_AT] !== TRACKED[ANNOTATION_REQUESTED_AT]) {
+      out.push('requestedAt changed by a clear');
+    }
+  } else {
+    out.push(...attemptHistoryViolations(ctx.history));
+  }
+  return out;
+}
+
+const transient =
+  (why: string) =>
+  (f: FaultCase): Expectation =>
+    f.label === 'slow' ? { status: 200, why: 'slow is just slow' } : { status: 503, why };
+
+function scenario(
+  call: string,
+  opts: {
+    kind: 'stuck' | 'healthy-tracked';
+    write: boolean;
+    match: (ctx: Ctx) => { verb: 'get' | 'patch'; subresource?: string };
+    nth?: number;
+    expect: (f: FaultCase) => Expectation;
+  },
+): MatrixScenario<Ctx> {
+  return {
+    call,
+    write: opts.write,
+    redeliverAdvanceMs: REDELIVER_AFTER_MS,
+    setup: () => setup(opts.kind),
+    event: (ctx) =>
+      actionEvent(opts.kind === 'stuck' ? ACTION_FORCE : ACTION_CLEAR_TRACKING, ctx.created),
+    target: (ctx) => ({
+      match: { resource: 'artifactgenerators', name: ctx.ref.name, ...opts.match(ctx) },
+      ...(opts.nth !== undefined ? { nth: opts.nth } : {}),
+    }),
+    state: async (ctx) =>
+      recoveryProjection(await getArtifactGenerator(ctx.ref, kc), [T0, T0 + REDELIVER_AFTER_MS]),
+    check,
+    expect: opts.expect,
+    cleanup: (ctx) => deleteArtifactGenerator(ctx.ref, kc),
+  };
+}
+
+const conflictRedecided =
+  (ok: string, lost: string) =>
+  (f: FaultCase): Expectation => {
+    if (f.label === 'slow') return { status: 200, why: 'slow is just slow' };
+    if (f.label === '409') {
+      return f.phase === 'before' ? { status: 200, why: ok } : { status: 200, why: lost };
+    }
+    return {
+      status: 503,
+      why: 'transient: the claim (or nothing) is in place; the redelivery finishes',
+    };
+  };
+
+defineMatrix({
+  env: () => ({ fn: 'force-drift', proxy, t0: T0 }),
+  table,
+  concurrent: true,
+  scenarios: [
+    scenario('AG get', {
+      kind: 'stuck',
+      write: false,
+      match: () => ({ verb: 'get' }),
+      expect: transient('nothing read, nothing written; the redelivery forces'),
+    }),
+    scenario('AG claim patch (annotations)', {
+      kind: 'stuck',
+      write: true,
+      match: () => ({ verb: 'patch', subresource: '' }),
+      nth: 1,
+      expect: conflictRedecided(
+        'precondition failed: re-read, re-decided, claimed again and forced',
+        'the claim applied: the re-read sees it and waits; the settle-time resume finishes it',
+      ),
+    }),
+    scenario('AG marker patch (status)', {
+      kind: 'stuck',
+      write: true,
+      match: () => ({ verb: 'patch', subresource: 'status' }),
+      expect: conflictRedecided(
+        'the claim is still ours: re-read and the marker retried',
+        'the marker applied: the re-read sees it and bumps',
+      ),
+    }),
+    scenario('AG bump patch (requestedAt)', {
+      kind: 'stuck',
+      write: true,
+      match: () => ({ verb: 'patch', subresource: '' }),
+      nth: 2,
+      expect: transient('claim and marker in place; the settle-time resume bumps'),
+    }),
+    scenario('AG clear patch (tracking)', {
+      kind: 'healthy-tracked',
+      write: true,
+      match: () => ({ verb: 'patch', subresource: '' }),
+      nth: 1,
+      expect: conflictRedecided(
+        'precondition failed: re-read, still healthy, cleared again',
+        'the clear applied: the re-read finds nothing to do',
+      ),
+    }),
+  ],
+});
+
+describe('the matrix', () => {
+  it('ran every cell and every cell passed', () => {
+    expect(table.counts()).toEqual({ run: 6 + 4 * 11, passed: 6 + 4 * 11 });
+  });
+});

@@ -1,0 +1,274 @@
+// Fault matrix for surface-stalled: every API call it makes x {500, 429, 409, timeout, reset, slow}
+// (the PackageSource status write also with the answer lost after it applied). The AG has given
+// up, so the fault-free end state is Ready=False/SourceWatcherStalled on its PackageSource.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_LAST_RECOVERY_AT,
+  ANNOTATION_REQUESTED_AT,
+  APISERVER_UPDATE,
+  formatTimeNano,
+  PING,
+  REASON_FORCED,
+  REASON_STALLED,
+} from '../../shared/core/index.js';
+import type { AgRef, ArtifactGenerator, PackageSource } from '../../shared/core/types.js';
+import {
+  agRefOf,
+  createPackageSource,
+  deleteArtifactGenerator,
+  deletePackageSource,
+  getArtifactGenerator,
+  getPackageSource,
+  makePackageSource,
+  testKubeConfig,
+  uniqueName,
+} from '../support/apiserver.js';
+import {
+  createAgWithStatus,
+  deleteAllArtifactGenerators,
+  ready,
+  stuckStatus,
+} from '../support/ag-states.js';
+import { cloudEvent } from '../support/http-events.js';
+import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
+import { waitForCachedAg, waitForCachedPs } from './support/cache-wait.js';
+import { deleteAllPackageSources, uniqueNamespace } from './support/cluster.js';
+import type { FaultCase } from './support/fault-cases.js';
+import { MatrixTable, type Expectation, type MatrixScenario } from './support/fault-matrix.js';
+import { READ_VERBS } from './support/fuzz-runner.js';
+import { defineMatrix } from './support/matrix-suite.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const NS = uniqueNamespace('rel-ss');
+const kc = testKubeConfig();
+let proxy: KubeProxy;
+const table = new MatrixTable('surface-stalled');
+
+beforeAll(async () => {
+  // The resync lists every AG and PackageSource: keep the cluster to this file's objects.
+  await deleteAllArtifactGenerators(kc);
+  await deleteAllPackageSources(kc);
+  proxy = await startKubeProxy(kc, { tag: 'matrix-surface-stalled' });
+});
+afterAll(async () => {
+  console.log(table.render());
+  await proxy.stop();
+});
+
+interface Ctx {
+  readonly ref: AgRef;
+  readonly ag: ArtifactGenerator;
+  readonly psName: string;
+}
+
+const LAST = T0 - 5 * 60_000;
+
+/** A PackageSource and its AG after the last attempt's window closed: surface Stalled. */
+async function setup(): Promise<Ctx> {
+  const name = uniqueName('ss');
+  const ps = await createPackageSource(makePackageSource({ name }), kc);
+  const ag = await createAgWithStatus(
+    kc,
+    { ...stuckStatus(LAST - 60_000), conditions: [ready('False', REASON_FORCED, LAST)] },
+    {
+      name,
+      namespace: NS,
+      owner: { name, uid: ps.metadata?.uid ?? '' },
+      annotations: {
+        [ANNOTATION_ATTEMPTS]: '5',
+        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(LAST),
+        [ANNOTATION_REQUESTED_AT]: formatTimeNano(LAST),
+      },
+    },
+  );
+  await waitForCachedAg(agRefOf(ag), ag.metadata?.resourceVersion);
+  await waitForCachedPs(name, ps.metadata?.resourceVersion);
+  return { ref: agRefOf(ag), ag, psName: name };
+}
+
+async function cleanup(ctx: Ctx): Promise<void> {
+  await deleteArtifactGenerator(ctx.ref, kc);
+  await deletePackageSource(ctx.psName, kc);
+}
+
+function updateEvent(ag: ArtifactGenerator) {
+  const ref = agRefOf(ag);
+  return cloudEvent({
+    type: APISERVER_UPDATE,
+    source: 'https://10.96.0.1:443',
+    data: ag,
+    extensions: {
+      kind: 'ArtifactGenerator',
+      apiversion: 'source.extensions.fluxcd.io/v1beta1',
+      name: ref.name,
+      namespace: ref.namespace,
+    },
+  });
+}
+
+const resyncEvent = () =>
+  cloudEvent({
+    type: PING,
+    source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
+    data: {},
+  });
+
+/** The PackageSource's conditions with the AG's name replaced, so that twins compare equal. */
+function normalized(ps: PackageSource, ctx: Ctx): unknown {
+  return (ps.status?.conditions ?? []).map((c) => ({
+    ...c,
+    message: (c.message ?? '')
+      .split(ctx.ref.name)
+      .join('<name>')
+      .split(ctx.ref.namespace)
+      .join('<ns>'),
+  }));
+}
+
+async function check(ctx: Ctx): Promise<string[]> {
+  const out: string[] = [];
+  const ps = await getPackageSource(ctx.psName, kc);
+  for (const c of ps.status?.conditions ?? []) {
+    if (c.reason === REASON_FORCED) out.push('SourceWatcherRecoveryForced on the PackageSource');
+  }
+  const ready = (ps.status?.conditions ?? []).find((c) => c.type === 'Ready');
+  if (ready !== undefined && ready.reason !== REASON_STALLED) {
+    out.push(
+      `PackageSource Ready is ${ready.status}/${ready.reason}, never anything but Stalled here`,
+    );
+  }
+  if (ready !== undefined && ready.observedGeneration !== ps.metadata?.generation) {
+    out.push('PackageSource Ready observedGeneration is not its own generation');
+  }
+  const ag = await getArtifactGenerator(ctx.ref, kc);
+  if (ag.metadata?.resourceVersion !== ctx.ag.metadata?.resourceVersion) {
+    out.push('the AG was written (surface-stalled writes only PackageSource status)');
+  }
+  return out;
+}
+
+const readFails = (f: FaultCase): Expectation =>
+  f.label === 'slow'
+    ? { status: 200, why: 'slow is just slow' }
+    : { status: 503, why: 'nothing written; the redelivery surfaces the verdict' };
+
+function scenario(
+  call: string,
+  opts: {
+    write: boolean;
+    event: (ctx: Ctx) => ReturnType<typeof cloudEvent>;
+    target: (ctx: Ctx) => {
+      match: Parameters<KubeProxy['addFault']>[0]['match'] & object;
+      nth?: number;
+    };
+    expect: (f: FaultCase) => Expectation;
+  },
+): MatrixScenario<Ctx> {
+  return {
+    call,
+    write: opts.write,
+    redeliverAdvanceMs: 0,
+    setup,
+    event: opts.event,
+    target: opts.target,
+    state: async (ctx) => normalized(await getPackageSource(ctx.psName, kc), ctx),
+    check,
+    expect: opts.expect,
+    cleanup,
+  };
+}
+
+describe('calls for one AG event', () => {
+  defineMatrix({
+    env: () => ({ fn: 'surface-stalled', proxy, t0: T0 }),
+    table,
+    concurrent: true,
+    scenarios: [
+      scenario('AG get (cached)', {
+        write: false,
+        event: (ctx) => updateEvent(ctx.ag),
+        target: (ctx) => ({
+          match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
+        }),
+        expect: readFails,
+      }),
+      scenario('AG get (fresh, event newer than cache)', {
+        write: false,
+        // The event claims another resourceVersion than the cache serves: a fresh read follows.
+        event: (ctx) =>
+          updateEvent({ ...ctx.ag, metadata: { ...ctx.ag.metadata, resourceVersion: '1' } }),
+        target: (ctx) => ({
+          match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
+          nth: 2,
+        }),
+        expect: readFails,
+      }),
+      scenario('PS get (cached)', {
+        write: false,
+        event: (ctx) => updateEvent(ctx.ag),
+        target: (ctx) => ({ match: { verb: 'get', resource: 'packagesources', name: ctx.psName } }),
+        expect: readFails,
+      }),
+      scenario('PS status patch', {
+        write: true,
+        event: (ctx) => updateEvent(ctx.ag),
+        target: (ctx) => ({
+          match: {
+            verb: 'patch',
+            resource: 'packagesources',
+            subresource: 'status',
+            name: ctx.psName,
+          },
+        }),
+        expect: (f) => {
+          if (f.label === 'slow') return { status: 200, why: 'slow is just slow' };
+          if (f.label === '409') {
+            return f.phase === 'before'
+              ? { status: 200, why: 'precondition failed: re-read fresh and written' }
+              : { status: 200, why: 'the write applied: the fresh re-read is in step' };
+          }
+          return { status: 503, why: 'transient: the redelivery writes or finds it in step' };
+        },
+      }),
+    ],
+  });
+});
+
+// The resync sees every pair in the cluster: its cells run one at a time.
+describe('calls of the resync', () => {
+  defineMatrix({
+    env: () => ({ fn: 'surface-stalled', proxy, t0: T0 }),
+    table,
+    concurrent: false,
+    scenarios: [
+      scenario('AG list (resync)', {
+        write: false,
+        event: resyncEvent,
+        target: () => ({ match: { verb: 'list', resource: 'artifactgenerators' } }),
+        expect: readFails,
+      }),
+      scenario('PS list (resync)', {
+        write: false,
+        event: resyncEvent,
+        target: () => ({ match: { verb: 'list', resource: 'packagesources' } }),
+        expect: readFails,
+      }),
+    ],
+  });
+});
+
+describe('across every cell', () => {
+  it('surface-stalled never wrote an ArtifactGenerator', () => {
+    const agWrites = proxy.calls.filter(
+      (c) => c.resource === 'artifactgenerators' && !READ_VERBS.has(c.verb),
+    );
+    expect(proxy.calls.length).toBeGreaterThan(0);
+    expect(agWrites).toEqual([]);
+  });
+
+  it('ran every cell and every cell passed', () => {
+    expect(table.counts()).toEqual({ run: 5 * 6 + 11, passed: 5 * 6 + 11 });
+  });
+});

@@ -1,0 +1,78 @@
+// One fuzz suite per function: a real createApp on 127.0.0.1 with the real adapter, through the
+// recording proxy, against the real API server; FUZZ_RUNS cases of hostile HTTP input.
+
+import type fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testKubeConfig, uniqueName } from '../../support/apiserver.js';
+import { SettableClock } from '../../support/function-under-test.js';
+import { startKubeProxy, type KubeProxy, type ProxyCall } from '../../support/kube-proxy.js';
+import type { FuzzRequest } from './arbitraries/http-request.js';
+import { functionInput } from './arbitraries/http-request.js';
+import { deleteAlarm, deleteAllPackageSources } from './cluster.js';
+import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
+import { startCountingSink, type CountingSink } from './counting-sink.js';
+import { startFunction, type FunctionName, type FunctionServer } from './function-servers.js';
+import { fuzzRuns, fuzzSeed, printReport, runFuzz } from './fuzz-runner.js';
+
+/** Heap growth allowed between the warm-up and the end of a run (after full GCs). */
+export const HEAP_GROWTH_BOUND_MIB = 48;
+
+export function defineFuzzSuite(opts: {
+  fn: FunctionName;
+  types: fc.Arbitrary<string>;
+  allowedWrite: (call: ProxyCall, req: FuzzRequest) => boolean;
+}): void {
+  const T0 = Math.floor(Date.now() / 1000) * 1000;
+  const tag = `fuzz-${opts.fn}`;
+  const kc = testKubeConfig();
+  let proxy: KubeProxy;
+  let sink: CountingSink;
+  let server: FunctionServer;
+  const alarmName = uniqueName('fuzz-alarm');
+
+  beforeAll(async () => {
+    // Sweeps and resyncs see the whole cluster: start from an empty one so that every write a
+    // valid input causes is attributable to that input.
+    await deleteAllArtifactGenerators(kc);
+    await deleteAllPackageSources(kc);
+    proxy = await startKubeProxy(kc, { tag });
+    sink = await startCountingSink();
+    server = await startFunction({
+      fn: opts.fn,
+      kubeConfig: proxy.kubeConfig(tag),
+      clock: new SettableClock(T0),
+      sinkUrl: sink.url,
+      env: { ALARM_NAME: alarmName },
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await sink?.close();
+    await proxy?.stop();
+    await deleteAlarm(kc, alarmName);
+  });
+
+  describe(`${opts.fn}: fuzzing the HTTP surface`, () => {
+    it('answers every input 2xx or 4xx, writes nothing for invalid input, keeps the heap flat', async () => {
+      const numRuns = fuzzRuns();
+      const report = await runFuzz({
+        name: opts.fn,
+        url: server.url,
+        proxy,
+        tag,
+        input: functionInput(T0, opts.types),
+        numRuns,
+        seed: fuzzSeed(),
+        allowedWrite: opts.allowedWrite,
+      });
+      printReport(opts.fn, report);
+      expect(report.failure).toBeUndefined();
+      expect(report.cases).toBeGreaterThanOrEqual(numRuns);
+      expect(report.unhandledRejections).toEqual([]);
+      // Both kinds of answer were produced: the generator reaches the handlers, not only the parser.
+      expect(Object.keys(report.byStatus).some((s) => s.startsWith('2'))).toBe(true);
+      expect(Object.keys(report.byStatus).some((s) => s.startsWith('4'))).toBe(true);
+      expect(report.heapEndMiB - report.heapWarmMiB).toBeLessThan(HEAP_GROWTH_BOUND_MIB);
+    });
+  });
+}
