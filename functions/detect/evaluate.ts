@@ -40,7 +40,7 @@ export function actionFor(decision: Decision): ActionType | undefined {
 export function evaluate(ag: ArtifactGenerator, now: number, deps: DetectDeps): Evaluation {
   const cfg = deps.config.recovery;
   const decision = decide(ag, now, cfg);
-  const next = nextCheckAt(ag, now, cfg);
+  const next = nextCheckAt(ag, now, cfg, decision);
   return {
     decision,
     action: actionFor(decision),

@@ -89,11 +89,19 @@ async function onArtifactGenerator(
 ): Promise<Outcome> {
   const now = deps.clock.now();
   const evaluation = evaluate(ag, now, deps);
-  const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
   if (evaluation.action === undefined && evaluation.nextCheck === null) {
-    agLog.debug({ decision: evaluation.decision.kind }, 'nothing to do');
+    // The no-op path: no API call, no emit, no child logger.
+    log.debug(
+      {
+        namespace: ag.metadata?.namespace,
+        name: ag.metadata?.name,
+        decision: evaluation.decision.kind,
+      },
+      'nothing to do',
+    );
     return handled(evaluation.decision.kind);
   }
+  const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
   await emitAction(ag, evaluation, now, deps, agLog);
   if (evaluation.nextCheck !== null) {
     try {

@@ -1,7 +1,7 @@
 // When an AG must be looked at again if no event arrives: exact follow-ups instead of polling.
 
 import type { RecoveryConfig } from './config.js';
-import { decide, forceUnfinished, RESUME_SETTLE_MS } from './decide.js';
+import { decide, forceUnfinished, RESUME_SETTLE_MS, type Decision } from './decide.js';
 import { hasOutputs, pendingSince } from './stuck.js';
 import { readTracking } from './tracking.js';
 import type { ArtifactGenerator } from './types.js';
@@ -14,9 +14,10 @@ export function nextCheckAt(
   ag: ArtifactGenerator,
   now: number,
   cfg: RecoveryConfig,
+  /** decide(ag, now, cfg), when the caller already has it. */
+  decision: Decision = decide(ag, now, cfg),
 ): number | null {
   if (cfg.mode === 'off') return null;
-  const decision = decide(ag, now, cfg);
   switch (decision.kind) {
     case 'ignore':
     case 'give-up':

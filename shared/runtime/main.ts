@@ -2,7 +2,8 @@
 // and drain on SIGTERM.
 
 import type { Express } from 'express';
-import { createKubeClient, loadKubeConfig } from '../kube/client.js';
+import { existsSync } from 'node:fs';
+import { lazyKubePort } from '../kube/lazy.js';
 import type { KubePort } from '../kube/port.js';
 import { systemClock, type Clock } from './clock.js';
 import { loadConfig, type FunctionConfig } from './env.js';
@@ -26,27 +27,41 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
     process.exit(1);
   }
   const logger = createLogger({ name, level: config.logLevel });
-  // Built on first use: the dead-letter function never talks to Kubernetes.
-  let kube: KubePort | undefined;
-  const getKube = (): KubePort => {
-    kube ??= createKubeClient({
-      kubeConfig: loadKubeConfig(
-        config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
-      ),
-      fieldManager: `source-watcher-recovery-${name}`,
-      requestTimeoutMs: config.kubeRequestTimeoutMs,
-    });
-    return kube;
-  };
+  // An explicit kubeconfig that is not there fails now, not at the first event.
+  if (config.kubeconfigPath !== undefined && !existsSync(config.kubeconfigPath)) {
+    logger.fatal({ kubeconfig: config.kubeconfigPath }, 'no Kubernetes configuration');
+    process.exit(1);
+  }
+  // The client (and @kubernetes/client-node with it) is loaded on the first API call: detect's
+  // no-op path and the dead-letter function never make one, so they start fast and stay small.
+  const kube = lazyKubePort(async () => {
+    const { createKubeClient, loadKubeConfig } = await import('../kube/client.js');
+    try {
+      return createKubeClient({
+        kubeConfig: loadKubeConfig(
+          config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
+        ),
+        fieldManager: `source-watcher-recovery-${name}`,
+        requestTimeoutMs: config.kubeRequestTimeoutMs,
+      });
+    } catch (e) {
+      // Without a configuration nothing can work: exit, so the platform restarts us visibly and
+      // the Broker redelivers the event.
+      logger.fatal(
+        { err: { message: e instanceof Error ? e.message : String(e) } },
+        'no Kubernetes configuration',
+      );
+      logger.flush?.();
+      process.exit(1);
+    }
+  });
   let draining = false;
   let app: Express;
   try {
     app = build({
       config,
       logger,
-      get kube() {
-        return getKube();
-      },
+      kube,
       clock: systemClock,
       isReady: () => !draining,
     });
