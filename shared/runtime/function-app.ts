@@ -2,7 +2,7 @@
 // parsing, a child logger per event, and the outcome -> HTTP status mapping. It never listens.
 
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Logger } from './logger.js';
+import { lazyChild, type Logger } from './logger.js';
 import { HttpInputError, parseCloudEvent, type IncomingEvent } from './cloudevent-http.js';
 import { outcomeForError, type Outcome } from './outcome.js';
 
@@ -79,7 +79,7 @@ async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions
     }
     throw e;
   }
-  const log = opts.logger.child({ ceId: event.id, ceType: event.type });
+  const log = lazyChild(opts.logger, { ceId: event.id, ceType: event.type });
   let outcome: Outcome;
   try {
     outcome = await opts.handle(event, log);

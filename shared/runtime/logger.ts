@@ -44,3 +44,27 @@ export function createLogger(opts: {
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }
+
+const LEVEL_METHODS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace']);
+const noop = (): void => undefined;
+
+/**
+ * `parent.child(bindings)`, built only when a line is written at an enabled level. A child costs
+ * more than a whole no-op event's decision (pino serialises and redacts its bindings), and the
+ * no-op path writes nothing at the default level.
+ */
+export function lazyChild(parent: Logger, bindings: Record<string, unknown>): Logger {
+  let real: Logger | undefined;
+  return new Proxy(parent, {
+    get(target, prop) {
+      if (typeof prop === 'string' && LEVEL_METHODS.has(prop) && !target.isLevelEnabled(prop)) {
+        return noop;
+      }
+      real ??= target.child(bindings);
+      const value: unknown = Reflect.get(real, prop, real);
+      return typeof value === 'function'
+        ? (value as (...a: unknown[]) => unknown).bind(real)
+        : value;
+    },
+  });
+}
