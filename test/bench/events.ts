@@ -1,0 +1,38 @@
+// The event the throughput, cold-start and memory rows send: an ApiServerSource Resource-mode
+// update in binary mode, as Knative sends it, carrying the realistic AG fixture.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ArtifactGenerator } from '../../shared/core/types.js';
+import { APISERVER_UPDATE } from '../../shared/core/events.js';
+
+export const FIXTURE_PATH = join(import.meta.dirname, 'fixtures', 'realistic-ag.json');
+
+/** The realistic AG: ~8 KB with managedFields, Ready=True, inventory, digest, no tracking. */
+export function loadRealisticAg(): ArtifactGenerator & { metadata: Record<string, unknown> } {
+  return JSON.parse(readFileSync(FIXTURE_PATH, 'utf8')) as ArtifactGenerator & {
+    metadata: Record<string, unknown>;
+  };
+}
+
+/** Binary-mode headers of an ApiServerSource Resource-mode update for `ag`. */
+export function agUpdateHeaders(
+  ag: ArtifactGenerator,
+  id = 'b3c1e0f2-5d4a-4c7e-9f8b-0a1b2c3d4e5f',
+): Record<string, string> {
+  const ns = ag.metadata?.namespace ?? '';
+  const name = ag.metadata?.name ?? '';
+  return {
+    'content-type': 'application/json',
+    'ce-specversion': '1.0',
+    'ce-id': id,
+    'ce-type': APISERVER_UPDATE,
+    'ce-source': 'https://10.96.0.1:443',
+    'ce-subject': `/apis/source.extensions.fluxcd.io/v1beta1/namespaces/${ns}/artifactgenerators/${name}`,
+    'ce-time': '2026-11-29T09:40:33.512Z',
+    'ce-kind': 'ArtifactGenerator',
+    'ce-apiversion': 'source.extensions.fluxcd.io/v1beta1',
+    'ce-name': name,
+    'ce-namespace': ns,
+  };
+}

@@ -1,0 +1,237 @@
+// P3: no-op event throughput of detect (healthy-AG updates with a realistic ~8 KB AG) against the
+// echo baseline, loaded over loopback HTTP by autocannon in a separate process. Also: detect's
+// API calls and emits during the load (must be 0), and surface-stalled's rate for an in-step
+// PackageSource (against the real test API server).
+
+import { randomBytes } from 'node:crypto';
+import { KubeConfig } from '@kubernetes/client-node';
+import { agUpdateHeaders, loadRealisticAg } from './events.js';
+import { runLoad, type LoadResult } from './load.js';
+import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
+import { spawnServer, timeToFirstAnswer, postOnce } from './processes.js';
+import { createRawKube, healthyStatus, rfc3339 } from './raw-kube.js';
+import { median } from './stats.js';
+import {
+  ratioRow,
+  unmeasuredRow,
+  valueRow,
+  type BenchContext,
+  type BenchModule,
+  type BenchRow,
+} from './types.js';
+
+export const CONNECTIONS = 10;
+export const WARMUP_SEC = 1;
+export const MEASURE_SEC = 5;
+/** Rounds per server, alternating which goes first; the medians are compared. */
+export const ROUNDS = 6;
+
+interface Target {
+  readonly name: string;
+  readonly script: string;
+  readonly env: Record<string, string>;
+}
+
+/** Spawns the server, checks it answers the event with 200, warms it up, measures. */
+interface Measured extends LoadResult {
+  /** Server CPU (user + system) per answered event during the measured load, microseconds. */
+  readonly cpuUsPerEvent: number;
+}
+
+async function measure(
+  ctx: BenchContext,
+  target: Target,
+  headers: Record<string, string>,
+  body: string,
+): Promise<Measured> {
+  const server = await spawnServer(target.script, target.env);
+  try {
+    const first = await timeToFirstAnswer(server, headers, body);
+    if (first.answer.status !== 200) {
+      throw new Error(`${target.name} answered ${first.answer.status}: ${first.answer.body}`);
+    }
+    await runLoad(ctx.root, {
+      url: server.url,
+      headers,
+      body,
+      connections: CONNECTIONS,
+      durationSec: WARMUP_SEC,
+    });
+    const cpuBefore = await server.cpuMs();
+    const result = await runLoad(ctx.root, {
+      url: server.url,
+      headers,
+      body,
+      connections: CONNECTIONS,
+      durationSec: MEASURE_SEC,
+    });
+    if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+      throw new Error(
+        `${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts under load`,
+      );
+    }
+    const cpuUsPerEvent = (((await server.cpuMs()) - cpuBefore) * 1000) / Math.max(1, result.ok);
+    ctx.log(
+      `  ${target.name}: ${result.rate.toFixed(0)} req/s (p99 ${result.latencyP99Ms} ms, ` +
+        `${cpuUsPerEvent.toFixed(0)} us CPU per event)`,
+    );
+    return { ...result, cpuUsPerEvent };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
+  const scripts = await ctx.scripts();
+  const ag = loadRealisticAg();
+  const body = JSON.stringify(ag);
+  const headers = agUpdateHeaders(ag);
+  const noApi = await startNoApiDetect();
+  try {
+    const detect: Target = { name: 'detect', script: scripts.detect, env: noApi.env };
+    const echo: Target = { name: 'echo', script: scripts.echo, env: ECHO_ENV };
+
+    // The event really takes detect's no-op path.
+    const probe = await spawnServer(detect.script, detect.env);
+    try {
+      const { answer } = await timeToFirstAnswer(probe, headers, body);
+      if (answer.status !== 200 || !answer.body.includes('"healthy"')) {
+        throw new Error(`detect did not take the no-op path: ${answer.status} ${answer.body}`);
+      }
+    } finally {
+      await probe.stop();
+    }
+
+    const rates: Record<string, number[]> = { detect: [], echo: [] };
+    const cpu: Record<string, number[]> = { detect: [], echo: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of round % 2 === 0 ? [echo, detect] : [detect, echo]) {
+        const m = await measure(ctx, target, headers, body);
+        rates[target.name]?.push(m.rate);
+        cpu[target.name]?.push(m.cpuUsPerEvent);
+      }
+    }
+    const detectRate = median(rates['detect'] ?? []);
+    const echoRate = median(rates['echo'] ?? []);
+    const apiCalls = noApi.api.total();
+    const emitted = noApi.sink.total();
+    return [
+      ratioRow({
+        id: 'P3',
+        metric: `detect no-op event throughput (median of ${ROUNDS})`,
+        value: detectRate,
+        baseline: echoRate,
+        unit: 'req/s',
+        target: 'ratio >= 0.9',
+        minRatio: 0.9,
+        detail: {
+          detectRuns: rates['detect']?.map(Math.round),
+          echoRuns: rates['echo']?.map(Math.round),
+          bodyBytes: Buffer.byteLength(body),
+          connections: CONNECTIONS,
+          warmupSec: WARMUP_SEC,
+          measureSec: MEASURE_SEC,
+        },
+      }),
+      ratioRow({
+        id: 'P3',
+        metric: 'diagnostic: server CPU per no-op event (median)',
+        value: median(cpu['detect'] ?? []),
+        baseline: median(cpu['echo'] ?? []),
+        unit: 'us',
+        target: 'report',
+        detail: {
+          detectRuns: cpu['detect']?.map(Math.round),
+          echoRuns: cpu['echo']?.map(Math.round),
+        },
+      }),
+      valueRow({
+        id: 'P3',
+        metric: 'detect API calls during the no-op load',
+        value: apiCalls,
+        unit: 'calls',
+        target: '0 (and 0 emits)',
+        pass: apiCalls === 0 && emitted === 0,
+        detail: { apiCalls: Object.fromEntries(noApi.api.seen), emitted },
+      }),
+    ];
+  } finally {
+    await noApi.close();
+  }
+}
+
+async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
+  const metric = 'surface-stalled rate, in-step PackageSource';
+  let server;
+  try {
+    server = await ctx.apiServer();
+  } catch (e) {
+    ctx.log(`  test API server unavailable: ${(e as Error).message.split('\n')[0] ?? ''}`);
+    return unmeasuredRow('P3', metric, 'report', 'TODO: needs API server');
+  }
+  const scripts = await ctx.scripts();
+  const kc = new KubeConfig();
+  kc.loadFromFile(server.kubeconfigPath);
+  const raw = createRawKube(kc);
+  const namespace = 'bench-p3';
+  const name = `bench-p3-${randomBytes(4).toString('hex')}`;
+  const ps = await raw.createPackageSource(name);
+  const created = await raw.createAg(namespace, name, { name, uid: ps.metadata?.uid ?? '' });
+  await raw.patchAgStatus(
+    namespace,
+    name,
+    healthyStatus(created.metadata?.generation ?? 1, rfc3339(Date.now())),
+  );
+  const ag = await raw.getAg(namespace, name);
+  const body = JSON.stringify(ag);
+  const headers = agUpdateHeaders(ag);
+  const ss: Target = {
+    name: 'surface-stalled',
+    script: scripts.surfaceStalled,
+    env: { KUBECONFIG: server.kubeconfigPath, LOG_LEVEL: 'warn' },
+  };
+  const echo: Target = { name: 'echo', script: scripts.echo, env: ECHO_ENV };
+  try {
+    // Bring the PackageSource in step, then wait until the cached reads say so.
+    const probe = await spawnServer(ss.script, ss.env);
+    try {
+      let answer = (await timeToFirstAnswer(probe, headers, body)).answer;
+      const deadline = Date.now() + 10_000;
+      while (!answer.body.includes('"in-step"')) {
+        if (Date.now() > deadline) throw new Error(`PackageSource never in step: ${answer.body}`);
+        await new Promise((r) => setTimeout(r, 100));
+        answer = await postOnce(probe.url, headers, body);
+      }
+    } finally {
+      await probe.stop();
+    }
+    const before = (await raw.getPackageSource(name)).metadata?.resourceVersion;
+    const echoRate = (await measure(ctx, echo, headers, body)).rate;
+    const ssRate = (await measure(ctx, ss, headers, body)).rate;
+    const after = (await raw.getPackageSource(name)).metadata?.resourceVersion;
+    if (before !== after) throw new Error('the PackageSource was written during the in-step load');
+    return {
+      ...ratioRow({
+        id: 'P3',
+        metric,
+        value: ssRate,
+        baseline: echoRate,
+        unit: 'req/s',
+        target: 'report',
+        detail: { bodyBytes: Buffer.byteLength(body), packageSourceWrites: 0 },
+      }),
+      pass: null,
+    };
+  } finally {
+    await raw.deleteAllAgs(namespace);
+    await raw.deletePackageSource(name);
+  }
+}
+
+export const p3: BenchModule = {
+  id: 'P3',
+  title: 'no-op event throughput',
+  async run(ctx) {
+    return [...(await detectRows(ctx)), await surfaceStalledRow(ctx)];
+  },
+};

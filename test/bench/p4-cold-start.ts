@@ -1,0 +1,79 @@
+// P4: cold start, from process spawn to the first CloudEvent answered, for detect (from dist/)
+// and the echo baseline, alternating, median of RUNS runs each.
+
+import { agUpdateHeaders, loadRealisticAg } from './events.js';
+import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
+import { spawnServer, timeToFirstAnswer } from './processes.js';
+import { median } from './stats.js';
+import { runtimeImportCosts } from './import-cost.js';
+import { ratioRow, valueRow, type BenchModule } from './types.js';
+
+export const RUNS = 21;
+
+async function coldStartMs(
+  script: string,
+  env: Record<string, string>,
+  headers: Record<string, string>,
+  body: string,
+): Promise<number> {
+  const server = await spawnServer(script, env);
+  try {
+    const { ms, answer } = await timeToFirstAnswer(server, headers, body);
+    if (answer.status !== 200)
+      throw new Error(`first event answered ${answer.status}: ${answer.body}`);
+    return ms;
+  } finally {
+    await server.stop();
+  }
+}
+
+export const p4: BenchModule = {
+  id: 'P4',
+  title: 'cold start',
+  async run(ctx) {
+    const scripts = await ctx.scripts();
+    const ag = loadRealisticAg();
+    const body = JSON.stringify(ag);
+    const headers = agUpdateHeaders(ag);
+    const noApi = await startNoApiDetect();
+    const detectMs: number[] = [];
+    const echoMs: number[] = [];
+    try {
+      for (let i = 0; i < RUNS; i++) {
+        const detectFirst = i % 2 === 1;
+        if (detectFirst) detectMs.push(await coldStartMs(scripts.detect, noApi.env, headers, body));
+        echoMs.push(await coldStartMs(scripts.echo, ECHO_ENV, headers, body));
+        if (!detectFirst)
+          detectMs.push(await coldStartMs(scripts.detect, noApi.env, headers, body));
+      }
+    } finally {
+      await noApi.close();
+    }
+    const round = (xs: number[]): number[] => xs.map((x) => Math.round(x));
+    ctx.log(`  detect: ${round(detectMs).join(' ')} ms`);
+    ctx.log(`  echo:   ${round(echoMs).join(' ')} ms`);
+    const imports = await runtimeImportCosts(ctx.root);
+    const clientNode = imports['@kubernetes/client-node'];
+    return [
+      ratioRow({
+        id: 'P4',
+        metric: `cold start to first event answered (median of ${RUNS})`,
+        value: median(detectMs),
+        baseline: median(echoMs),
+        unit: 'ms',
+        target: 'ratio <= 1.5',
+        maxRatio: 1.5,
+        detail: { detectMs: round(detectMs), echoMs: round(echoMs), importMs: imports },
+      }),
+      valueRow({
+        id: 'P4',
+        metric: 'diagnostic: import time of @kubernetes/client-node',
+        value: clientNode?.ms ?? 0,
+        unit: 'ms',
+        target: 'report',
+        pass: null,
+        detail: { imports },
+      }),
+    ];
+  },
+};

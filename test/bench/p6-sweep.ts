@@ -1,0 +1,145 @@
+// P6: detect's sweep of 10,000 healthy AGs against the real test API server, timed from posting
+// the resync ping to its answer, against the bare paginated list done by the same client
+// (cached, 500 a page). Alternating order, median of RUNS each. AG creation is reported apart.
+// The AGs are compact (one source, one artifact, ~2 KB): the API server's cost of creating the
+// realistic 8 KB AG would blow the time budget, and smaller objects make the list cheaper, so
+// detect's own per-AG work weighs more in the ratio (the stricter case).
+
+import { KubeConfig } from '@kubernetes/client-node';
+import { PING } from '../../shared/core/events.js';
+import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
+import type { KubePort } from '../../shared/kube/port.js';
+import { cloudEvent, postEvent, startEventSink } from '../support/http-events.js';
+import { functionKubeClient, startInProcessFunctions } from './in-process.js';
+import { createRawKube, healthyStatus, pool, rfc3339 } from './raw-kube.js';
+import { median } from './stats.js';
+import { ratioRow, valueRow, type BenchModule } from './types.js';
+
+export const AG_COUNT = 10_000;
+/**
+ * Even, so that with the S L L S order every second measurement falls on each side equally:
+ * consecutive timings alternate slow/fast (about 1.2 s vs 0.75 s here, whichever path runs),
+ * and an odd count gave one side more slow slots.
+ */
+export const RUNS = 6;
+export const CONCURRENCY = 32;
+const NAMESPACE = 'bench-p6';
+
+async function bareList(kube: KubePort): Promise<number> {
+  let items = 0;
+  let token: string | undefined;
+  do {
+    const page = await kube.listArtifactGenerators({
+      cached: true,
+      limit: SWEEP_PAGE_SIZE,
+      ...(token !== undefined ? { continueToken: token } : {}),
+    });
+    items += page.items.length;
+    token = page.continueToken;
+  } while (token !== undefined);
+  return items;
+}
+
+export const p6: BenchModule = {
+  id: 'P6',
+  title: 'sweep of 10,000 AGs',
+  async run(ctx) {
+    const server = await ctx.apiServer();
+    const kc = new KubeConfig();
+    kc.loadFromFile(server.kubeconfigPath);
+    const raw = createRawKube(kc);
+
+    ctx.log(
+      `  creating ${AG_COUNT.toLocaleString('en-US')} healthy AGs (concurrency ${CONCURRENCY})`,
+    );
+    const t0 = performance.now();
+    const at = rfc3339(Date.now());
+    await pool(
+      Array.from({ length: AG_COUNT }, (_, i) => `ag-${i}`),
+      CONCURRENCY,
+      async (name) => {
+        const created = await raw.createAg(NAMESPACE, name, undefined, 'compact');
+        await raw.patchAgStatus(
+          NAMESPACE,
+          name,
+          healthyStatus(created.metadata?.generation ?? 1, at, 'compact'),
+        );
+      },
+    );
+    const creationSec = (performance.now() - t0) / 1000;
+    ctx.log(`  created in ${creationSec.toFixed(1)} s`);
+
+    // One client, shared by detect and the bare loop.
+    const kube = functionKubeClient('detect', kc);
+    const sink = await startEventSink();
+    const fns = await startInProcessFunctions(() => kube, sink.url);
+    const sweepMs: number[] = [];
+    const listMs: number[] = [];
+    let listed = 0;
+    try {
+      const sweep = async (): Promise<void> => {
+        const start = performance.now();
+        const answer = await postEvent(
+          fns.detect.url,
+          cloudEvent({
+            type: PING,
+            source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
+            data: {},
+          }),
+        );
+        sweepMs.push(performance.now() - start);
+        if (answer.status !== 200)
+          throw new Error(`sweep answered ${answer.status} ${JSON.stringify(answer.body)}`);
+      };
+      const list = async (): Promise<void> => {
+        const start = performance.now();
+        listed = await bareList(kube);
+        listMs.push(performance.now() - start);
+      };
+      // Warm both paths once (connections, JIT), then alternate.
+      await list();
+      await sweep();
+      sweepMs.length = 0;
+      listMs.length = 0;
+      for (let i = 0; i < RUNS; i++) {
+        if (i % 2 === 0) {
+          await sweep();
+          await list();
+        } else {
+          await list();
+          await sweep();
+        }
+      }
+      if (listed < AG_COUNT)
+        throw new Error(`the bare list saw ${listed} AGs, expected >= ${AG_COUNT}`);
+      if (sink.events.length !== 0)
+        throw new Error(`the sweep of healthy AGs emitted ${sink.events.length} events`);
+    } finally {
+      await fns.close();
+      await sink.close();
+    }
+    const round = (xs: number[]): number[] => xs.map((x) => Math.round(x));
+    ctx.log(`  sweep: ${round(sweepMs).join(' ')} ms; bare list: ${round(listMs).join(' ')} ms`);
+    return [
+      ratioRow({
+        id: 'P6',
+        metric: `detect sweep of ${listed.toLocaleString('en-US')} AGs (median of ${RUNS})`,
+        value: median(sweepMs),
+        baseline: median(listMs),
+        unit: 'ms',
+        target: 'ratio <= 1.2',
+        maxRatio: 1.2,
+        detail: { sweepMs: round(sweepMs), bareListMs: round(listMs), agCount: listed },
+      }),
+      valueRow({
+        id: 'P6',
+        metric: `creating ${AG_COUNT.toLocaleString('en-US')} AGs with status (setup)`,
+        value: creationSec,
+        unit: 's',
+        target: 'report',
+        pass: null,
+        detail: { concurrency: CONCURRENCY, requests: AG_COUNT * 2 },
+      }),
+    ];
+  },
+};

@@ -1,0 +1,100 @@
+// P7: resident memory of detect after EVENTS no-op events, against the echo baseline after the
+// same load. Each server is fresh; the load comes from autocannon in a separate process.
+
+import { agUpdateHeaders, loadRealisticAg } from './events.js';
+import { runLoad } from './load.js';
+import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
+import { spawnServer, timeToFirstAnswer } from './processes.js';
+import { mean } from './stats.js';
+import { runtimeImportCosts } from './import-cost.js';
+import { ratioRow, valueRow, type BenchContext, type BenchModule } from './types.js';
+
+export const EVENTS = 10_000;
+export const ROUNDS = 2;
+const SETTLE_MS = 1000;
+
+async function rssAfterLoad(
+  ctx: BenchContext,
+  script: string,
+  env: Record<string, string>,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ startKb: number; afterKb: number }> {
+  const server = await spawnServer(script, env);
+  try {
+    const { answer } = await timeToFirstAnswer(server, headers, body);
+    if (answer.status !== 200) throw new Error(`first event answered ${answer.status}`);
+    const startKb = await server.rssKb();
+    const load = await runLoad(ctx.root, {
+      url: server.url,
+      headers,
+      body,
+      connections: 10,
+      amount: EVENTS,
+    });
+    if (load.ok !== EVENTS) {
+      throw new Error(
+        `expected ${EVENTS} answered events, got ${load.ok} (${load.non2xx} non-2xx)`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    return { startKb, afterKb: await server.rssKb() };
+  } finally {
+    await server.stop();
+  }
+}
+
+export const p7: BenchModule = {
+  id: 'P7',
+  title: 'memory',
+  async run(ctx) {
+    const scripts = await ctx.scripts();
+    const ag = loadRealisticAg();
+    const body = JSON.stringify(ag);
+    const headers = agUpdateHeaders(ag);
+    const noApi = await startNoApiDetect();
+    const detect: { startKb: number; afterKb: number }[] = [];
+    const echo: { startKb: number; afterKb: number }[] = [];
+    try {
+      for (let i = 0; i < ROUNDS; i++) {
+        if (i % 2 === 1)
+          detect.push(await rssAfterLoad(ctx, scripts.detect, noApi.env, headers, body));
+        echo.push(await rssAfterLoad(ctx, scripts.echo, ECHO_ENV, headers, body));
+        if (i % 2 === 0)
+          detect.push(await rssAfterLoad(ctx, scripts.detect, noApi.env, headers, body));
+      }
+      if (noApi.api.total() !== 0) throw new Error('detect called the API during the memory run');
+    } finally {
+      await noApi.close();
+    }
+    const mib = (kb: number): number => kb / 1024;
+    ctx.log(`  detect RSS after: ${detect.map((d) => mib(d.afterKb).toFixed(1)).join(' ')} MiB`);
+    ctx.log(`  echo RSS after:   ${echo.map((d) => mib(d.afterKb).toFixed(1)).join(' ')} MiB`);
+    const imports = await runtimeImportCosts(ctx.root);
+    return [
+      ratioRow({
+        id: 'P7',
+        metric: `RSS after ${EVENTS.toLocaleString('en-US')} no-op events`,
+        value: mib(mean(detect.map((d) => d.afterKb))),
+        baseline: mib(mean(echo.map((d) => d.afterKb))),
+        unit: 'MiB',
+        target: 'ratio <= 1.5',
+        maxRatio: 1.5,
+        detail: {
+          detectStartMiB: mean(detect.map((d) => mib(d.startKb))),
+          echoStartMiB: mean(echo.map((d) => mib(d.startKb))),
+          rounds: ROUNDS,
+        },
+      }),
+      valueRow({
+        id: 'P7',
+        metric: 'diagnostic: RSS added by importing @kubernetes/client-node',
+        value: imports['@kubernetes/client-node']?.rssMiB ?? 0,
+        unit: 'MiB',
+        target: 'report',
+        pass: null,
+        detail: { imports },
+      }),
+    ];
+  },
+};

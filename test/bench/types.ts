@@ -1,0 +1,128 @@
+// The shapes every benchmark module shares: a module produces rows; the runner prints and saves
+// them. A missed target is a row with pass=false, never an exception; an exception is an error.
+
+/** One line of the results table. */
+export interface BenchRow {
+  /** The issue's metric number, e.g. "P3". */
+  readonly id: string;
+  readonly metric: string;
+  /** The measured value in `unit`, or null when it could not be measured. */
+  readonly value: number | null;
+  /** The baseline measured in the same run, or null when the metric has none. */
+  readonly baseline: number | null;
+  readonly unit: string;
+  /** value / baseline, when both exist. */
+  readonly ratio: number | null;
+  /** The issue's target, as text. */
+  readonly target: string;
+  /** true/false against the target; null when the row is informational (no target). */
+  readonly pass: boolean | null;
+  /** Shown instead of the number (e.g. "n/a (needs e2e harness)"). */
+  readonly note?: string;
+  /** Extra numbers for the JSON output and the docs (samples, counts, timings). */
+  readonly detail?: Readonly<Record<string, unknown>>;
+}
+
+export interface BenchContext {
+  /** Absolute path of the repository root. */
+  readonly root: string;
+  /** dist/ built and fresh, the echo baseline compiled: the scripts to run with `node`. */
+  scripts(): Promise<BenchScripts>;
+  /** The shared test API server, started on first use; rejects when it cannot start. */
+  apiServer(): Promise<BenchApiServer>;
+  /** Progress lines go to stderr so stdout stays the table. */
+  log(message: string): void;
+}
+
+export interface BenchScripts {
+  readonly detect: string;
+  readonly forceDrift: string;
+  readonly surfaceStalled: string;
+  /** The echo baseline, compiled to .mjs. */
+  readonly echo: string;
+}
+
+export interface BenchApiServer {
+  /** https://127.0.0.1:PORT */
+  readonly url: string;
+  /** Kubeconfig of a system:masters client for the server. */
+  readonly kubeconfigPath: string;
+}
+
+export interface BenchModule {
+  /** Matches --only (e.g. "P3"). */
+  readonly id: string;
+  readonly title: string;
+  run(ctx: BenchContext): Promise<BenchRow[]>;
+}
+
+/** A row for a measurement that has a baseline and a ratio target (`ratio <= max`). */
+export function ratioRow(opts: {
+  id: string;
+  metric: string;
+  value: number;
+  baseline: number;
+  unit: string;
+  target: string;
+  maxRatio?: number;
+  minRatio?: number;
+  detail?: Record<string, unknown>;
+}): BenchRow {
+  const ratio = opts.baseline > 0 ? opts.value / opts.baseline : null;
+  let pass: boolean | null = null;
+  if (ratio !== null && (opts.maxRatio !== undefined || opts.minRatio !== undefined)) {
+    pass =
+      (opts.maxRatio === undefined || ratio <= opts.maxRatio) &&
+      (opts.minRatio === undefined || ratio >= opts.minRatio);
+  }
+  return {
+    id: opts.id,
+    metric: opts.metric,
+    value: opts.value,
+    baseline: opts.baseline,
+    unit: opts.unit,
+    ratio,
+    target: opts.target,
+    pass,
+    ...(opts.detail !== undefined ? { detail: opts.detail } : {}),
+  };
+}
+
+/** A row for a count or a value with an absolute target and no baseline. */
+export function valueRow(opts: {
+  id: string;
+  metric: string;
+  value: number;
+  unit: string;
+  target: string;
+  pass: boolean | null;
+  baseline?: number;
+  detail?: Record<string, unknown>;
+}): BenchRow {
+  return {
+    id: opts.id,
+    metric: opts.metric,
+    value: opts.value,
+    baseline: opts.baseline ?? null,
+    unit: opts.unit,
+    ratio: null,
+    target: opts.target,
+    pass: opts.pass,
+    ...(opts.detail !== undefined ? { detail: opts.detail } : {}),
+  };
+}
+
+/** A row that could not be measured in this run (pass=false: the target is not shown met). */
+export function unmeasuredRow(id: string, metric: string, target: string, note: string): BenchRow {
+  return {
+    id,
+    metric,
+    value: null,
+    baseline: null,
+    unit: '',
+    ratio: null,
+    target,
+    pass: false,
+    note,
+  };
+}
