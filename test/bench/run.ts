@@ -212,7 +212,8 @@ async function main(): Promise<number> {
   const report = {
     date: startedAt.toISOString(),
     machine: { ...machine(), loadAverage1mAtStartAndEnd: load },
-    source,
+    // The rows after a rebuild of dist/ measure the sources as they were at that moment.
+    source: { atStart: source, atEnd: revision() },
     durationSec: totalSec,
     moduleSeconds: timings,
     rows,
