@@ -13,6 +13,7 @@ import {
 import { parseArtifactGenerator } from '../../shared/core/parse.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
+import { errorSummary } from '../../shared/runtime/function-app.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
   handled,
@@ -108,7 +109,7 @@ async function onArtifactGenerator(
       await deps.followUps.ensureBy(evaluation.nextCheck, agLog);
     } catch (e) {
       // A lost follow-up is caught by the next resync; the decision itself was delivered.
-      agLog.warn({ err: { message: (e as Error).message } }, 'follow-up not armed');
+      agLog.warn({ err: errorSummary(e) }, 'follow-up not armed');
       if (isKubeError(e, 'Transient') || isKubeError(e, 'Conflict')) return retryLater('follow-up');
     }
   }

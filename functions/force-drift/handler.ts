@@ -92,5 +92,4 @@ async function act(
     case 'ignore':
       return decision.why === 'deleting' ? 'deleting' : 'nothing-to-do';
   }
-  return 'nothing-to-do';
 }

@@ -16,6 +16,7 @@ import {
   type Condition,
   type PackageSource,
 } from '../core/types.js';
+import { isDns1123Subdomain } from '../core/names.js';
 import { InvalidError } from './errors.js';
 import { describeTarget, type RequestTarget, toKubeError } from './errors-map.js';
 import type {
@@ -43,8 +44,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export const DEFAULT_LIST_LIMIT = 500;
 
 const MERGE_PATCH = 'application/merge-patch+json';
-// Kubernetes object names and namespaces: lower-case DNS labels/subdomains, at most 253 chars.
-const NAME_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 const AG = { base: `/apis/${AG_API_VERSION}`, plural: AG_PLURAL };
 const PS = { base: `/apis/${PS_API_VERSION}`, plural: PS_PLURAL };
@@ -320,7 +319,7 @@ function statusPatch(conditions: Condition[], o: WriteOptions): Record<string, u
 // Bad input is refused before any request: nothing is sent, nothing changes.
 
 function checkName(target: RequestTarget, field: string, value: string): void {
-  if (typeof value !== 'string' || value.length > 253 || !NAME_RE.test(value)) {
+  if (!isDns1123Subdomain(value)) {
     throw new InvalidError(
       `${describeTarget(target)}: ${field} ${JSON.stringify(String(value).slice(0, 64))} is not a valid Kubernetes name`,
     );

@@ -1,5 +1,6 @@
 // Recognising ArtifactGenerator events from the ApiServerSource (Resource and Reference mode).
 
+import { isDns1123Label, isDns1123Subdomain } from '../core/names.js';
 import { AG_API_GROUP, AG_KIND, type AgRef } from '../core/types.js';
 import type { IncomingEvent } from './cloudevent-http.js';
 
@@ -16,15 +17,11 @@ export function agEventKind(event: IncomingEvent): 'ag' | 'other' {
   return 'ag';
 }
 
-const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-
 /** The object reference of a Reference-mode event's data ({kind, namespace, name, apiVersion}). */
 export function refFromEventData(data: unknown): AgRef | undefined {
   if (typeof data !== 'object' || data === null) return undefined;
   const { namespace, name } = data as { namespace?: unknown; name?: unknown };
   if (typeof namespace !== 'string' || typeof name !== 'string') return undefined;
-  if (namespace.length > 63 || name.length > 253 || !NAME.test(namespace) || !NAME.test(name)) {
-    return undefined;
-  }
+  if (!isDns1123Label(namespace) || !isDns1123Subdomain(name)) return undefined;
   return { namespace, name };
 }

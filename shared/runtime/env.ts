@@ -2,6 +2,7 @@
 // with a message that names the variable and the accepted form.
 
 import { ConfigError, parseRecoveryConfig, type RecoveryConfig } from '../core/config.js';
+import { isDns1123Label } from '../core/names.js';
 
 export interface FunctionConfig {
   readonly port: number;
@@ -25,8 +26,6 @@ export interface FunctionConfig {
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Reads the process environment. Only this module touches process.env. */
 export function processEnv(): Readonly<Record<string, string | undefined>> {
@@ -78,7 +77,7 @@ export function loadConfig(
     ['ALARM_SINK_BROKER', sinkBroker],
     ['RESYNC_PINGSOURCE', resyncPingSource],
   ] as const) {
-    if (value.length > 63 || !DNS_LABEL.test(value)) {
+    if (!isDns1123Label(value)) {
       errors.push(`${key}="${value}": expected a Kubernetes name (DNS-1123 label)`);
     }
   }
