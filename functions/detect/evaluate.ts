@@ -1,13 +1,24 @@
 // One AG through the decision core: which action event to emit (if any) and when the AG must be
 // looked at again. Shared by the event path and the sweep.
 
-import { decide, nextCheckAt, readTracking, type Decision } from '../../shared/core/index.js';
+import {
+  decide,
+  historyCouldHelp,
+  LOST_WRITE,
+  NO_SIGNALS,
+  nextCheckAt,
+  outputsMovedWhileUnknown,
+  readTracking,
+  type Decision,
+  type Signals,
+} from '../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import {
   ACTION_CLEAR_TRACKING,
   ACTION_FORCE,
   ACTION_SOURCE,
   ACTION_STALLED,
+  SIGNAL_LOST_WRITE,
   type ActionData,
   type ActionType,
 } from '../../shared/core/events.js';
@@ -37,15 +48,79 @@ export function actionFor(decision: Decision): ActionType | undefined {
   }
 }
 
-export function evaluate(ag: ArtifactGenerator, now: number, deps: DetectDeps): Evaluation {
+export function evaluate(
+  ag: ArtifactGenerator,
+  now: number,
+  deps: DetectDeps,
+  signals: Signals = NO_SIGNALS,
+): Evaluation {
   const cfg = deps.config.recovery;
-  const decision = decide(ag, now, cfg);
+  const decision = decide(ag, now, cfg, signals);
   const next = nextCheckAt(ag, now, cfg, decision);
   return {
     decision,
     action: actionFor(decision),
     nextCheck: next !== null && next > now ? next : null,
   };
+}
+
+/**
+ * Whether the AG's previous version could turn this evaluation into a force: nothing opens the
+ * gate yet, but the AG has the stall's shape (outputs saved, Ready Unknown on its generation).
+ * A healthy AG answers false without any work beyond reading its Ready.
+ */
+export function wantsHistory(
+  ag: ArtifactGenerator,
+  evaluation: Evaluation,
+  deps: DetectDeps,
+): boolean {
+  return (
+    evaluation.decision.kind === 'healthy' && historyCouldHelp(ag, deps.config.recovery, false)
+  );
+}
+
+/**
+ * One read of the AG's previous version, compared with the AG: the lost-write signal, or none.
+ * History the API server no longer has (or an AG without a resourceVersion) gives no signal; the
+ * time rule stays the fallback. Other API errors are thrown.
+ */
+export async function readSignals(
+  ag: ArtifactGenerator,
+  deps: DetectDeps,
+  log: Logger,
+): Promise<Signals> {
+  const meta = ag.metadata ?? {};
+  const rv = meta.resourceVersion;
+  if (rv === undefined || rv === '' || meta.namespace === undefined || meta.name === undefined) {
+    return NO_SIGNALS;
+  }
+  const previous = await deps.kube.getArtifactGeneratorBefore(
+    { namespace: meta.namespace, name: meta.name },
+    rv,
+  );
+  if (previous.kind === 'unavailable') {
+    log.debug({ resourceVersion: rv, why: previous.why }, 'no history for the lost-write signal');
+    return NO_SIGNALS;
+  }
+  if (previous.kind === 'absent' || !outputsMovedWhileUnknown(previous.ag, ag)) return NO_SIGNALS;
+  log.info(
+    { resourceVersion: rv, previousResourceVersion: previous.ag.metadata?.resourceVersion },
+    'lost Ready write detected',
+  );
+  return LOST_WRITE;
+}
+
+/** evaluate(), then, when it could matter, the history read and the evaluation with its signal. */
+export async function evaluateWithHistory(
+  ag: ArtifactGenerator,
+  now: number,
+  deps: DetectDeps,
+  log: Logger,
+): Promise<Evaluation> {
+  const first = evaluate(ag, now, deps);
+  if (!wantsHistory(ag, first, deps)) return first;
+  const signals = await readSignals(ag, deps, log);
+  return signals.lostWrite ? evaluate(ag, now, deps, signals) : first;
 }
 
 /** Emits the evaluation's action event, if any. Throws EmitError when the Broker refuses it. */
@@ -61,6 +136,8 @@ export async function emitAction(
   const meta = ag.metadata ?? {};
   const namespace = meta.namespace ?? '';
   const name = meta.name ?? '';
+  const decision = evaluation.decision;
+  const signalled = decision.kind === 'force' && decision.gate === 'lost-write';
   const data: ActionData = {
     namespace,
     name,
@@ -68,6 +145,7 @@ export async function emitAction(
     resourceVersion: meta.resourceVersion ?? '',
     attempts: readTracking(ag, now, deps.config.recovery).attempts,
     decidedAt: formatTimeNano(now),
+    ...(signalled ? { signal: SIGNAL_LOST_WRITE } : {}),
   };
   await deps.emitter.emit({
     type,
@@ -77,7 +155,14 @@ export async function emitAction(
     time: now,
   });
   log.info(
-    { namespace, name, decision: evaluation.decision.kind, attempt: data.attempts, action: type },
+    {
+      namespace,
+      name,
+      decision: decision.kind,
+      ...(decision.kind === 'force' ? { gate: decision.gate } : {}),
+      attempt: data.attempts,
+      action: type,
+    },
     'action emitted',
   );
 }

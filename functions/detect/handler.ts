@@ -25,7 +25,7 @@ import {
 import { isKubeError } from '../../shared/kube/errors.js';
 import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
 import type { DetectDeps } from './deps.js';
-import { emitAction, evaluate } from './evaluate.js';
+import { emitAction, evaluate, readSignals, wantsHistory } from './evaluate.js';
 import { sweep } from './sweep.js';
 
 export async function handleDetect(
@@ -89,7 +89,17 @@ async function onArtifactGenerator(
   deps: DetectDeps,
 ): Promise<Outcome> {
   const now = deps.clock.now();
-  const evaluation = evaluate(ag, now, deps);
+  let evaluation = evaluate(ag, now, deps);
+  if (wantsHistory(ag, evaluation, deps)) {
+    // Outputs saved and Ready Unknown: an honest build in progress, or a lost Ready write. The
+    // AG's previous version tells them apart (one read); API trouble here is a redelivery.
+    const signals = await readSignals(
+      ag,
+      deps,
+      log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name }),
+    );
+    if (signals.lostWrite) evaluation = evaluate(ag, now, deps, signals);
+  }
   if (evaluation.action === undefined && evaluation.nextCheck === null) {
     // The no-op path: no API call, no emit, no child logger.
     log.debug(

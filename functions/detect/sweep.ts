@@ -5,7 +5,9 @@ import type { Logger } from '../../shared/runtime/logger.js';
 import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
 import { EmitError } from '../../shared/runtime/outcome.js';
 import type { DetectDeps } from './deps.js';
-import { emitAction, evaluate } from './evaluate.js';
+import { isKubeError } from '../../shared/kube/errors.js';
+import { errorSummary } from '../../shared/runtime/function-app.js';
+import { emitAction, evaluate, readSignals, wantsHistory, type Evaluation } from './evaluate.js';
 
 export const SWEEP_PAGE_SIZE = 500;
 
@@ -23,7 +25,19 @@ export async function sweep(log: Logger, deps: DetectDeps): Promise<Outcome> {
     });
     for (const ag of page.items) {
       listed++;
-      const evaluation = evaluate(ag, now, deps);
+      let evaluation: Evaluation = evaluate(ag, now, deps);
+      if (wantsHistory(ag, evaluation, deps)) {
+        // A stall whose event was lost: its history may still show the lost write.
+        const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
+        try {
+          const signals = await readSignals(ag, deps, agLog);
+          if (signals.lostWrite) evaluation = evaluate(ag, now, deps, signals);
+        } catch (e) {
+          if (!isKubeError(e)) throw e;
+          // The time rule still covers this AG; one failed read does not fail the sweep.
+          agLog.warn({ err: errorSummary(e) }, 'history read failed');
+        }
+      }
       if (evaluation.nextCheck !== null && (earliest === null || evaluation.nextCheck < earliest)) {
         earliest = evaluation.nextCheck;
       }

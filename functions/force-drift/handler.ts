@@ -4,7 +4,7 @@
 import { ACTION_CLEAR_TRACKING, ACTION_FORCE } from '../../shared/core/events.js';
 import { parseActionData } from '../../shared/core/parse.js';
 import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
-import { decide } from '../../shared/core/index.js';
+import { decide, LOST_WRITE, NO_SIGNALS, type Signals } from '../../shared/core/index.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import type { Logger } from '../../shared/runtime/logger.js';
@@ -45,7 +45,14 @@ export async function handleForceDrift(
       if (isKubeError(e, 'NotFound')) return handled('gone');
       throw e;
     }
-    const result = await act(ag, ref, deps, agLog);
+    // detect proved the lost-write signal against one resourceVersion: it holds while the AG is
+    // still exactly that version. After any change (a conflict re-read included) it is not used.
+    const signals: Signals =
+      parsed.value.signal !== undefined &&
+      ag.metadata?.resourceVersion === parsed.value.resourceVersion
+        ? LOST_WRITE
+        : NO_SIGNALS;
+    const result = await act(ag, ref, signals, deps, agLog);
     if (result !== 'conflict') return handled(result);
     agLog.debug({ round }, 'precondition failed; re-reading');
   }
@@ -56,11 +63,12 @@ export async function handleForceDrift(
 async function act(
   ag: ArtifactGenerator,
   ref: AgRef,
+  signals: Signals,
   deps: ForceDriftDeps,
   log: Logger,
 ): Promise<StepResult> {
   const now = deps.clock.now();
-  const decision = decide(ag, now, deps.config.recovery);
+  const decision = decide(ag, now, deps.config.recovery, signals);
   const observe = deps.config.recovery.mode === 'observe';
   switch (decision.kind) {
     case 'force':
@@ -68,7 +76,7 @@ async function act(
         log.info({ decision: 'force', attempt: decision.attempt, observe: true }, 'would force');
         return 'observed';
       }
-      return forceAttempt(ag, ref, decision.attempt, now, deps, log);
+      return forceAttempt(ag, ref, decision.attempt, decision.gate, now, deps, log);
     case 'resume':
       if (observe) {
         log.info(

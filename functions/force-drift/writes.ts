@@ -15,6 +15,7 @@ import {
   markerConditions,
   readTracking,
   requestedAtFor,
+  type GateReason,
 } from '../../shared/core/index.js';
 import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
@@ -40,6 +41,7 @@ export async function forceAttempt(
   ag: ArtifactGenerator,
   ref: AgRef,
   attempt: number,
+  gate: GateReason,
   now: number,
   deps: ForceDriftDeps,
   log: Logger,
@@ -57,10 +59,10 @@ export async function forceAttempt(
     if (isKubeError(e, 'Conflict')) return 'conflict';
     throw e;
   }
-  log.info({ decision: 'force', attempt }, 'claimed attempt');
+  log.info({ decision: 'force', attempt, gate }, 'claimed attempt');
   const result = await markAndBump(claimed, ref, now, deps, log);
   if (result === 'done') {
-    log.info({ decision: 'force', attempt }, 'forced rebuild');
+    log.info({ decision: 'force', attempt, gate }, 'forced rebuild');
     return 'forced';
   }
   return result;

@@ -8,8 +8,16 @@ export type RecoveryMode = 'enforce' | 'observe' | 'off';
 export const RECOVERY_MODES: readonly RecoveryMode[] = ['enforce', 'observe', 'off'];
 
 export interface RecoveryConfig {
-  /** How long Ready may sit Unknown on the current generation before the AG counts as stuck. */
+  /**
+   * The time rule, the fallback for stalls that leave no signal: how long Ready may sit Unknown on
+   * the current generation (outputs saved) before the AG counts as stuck.
+   */
   readonly gracePeriodMs: number;
+  /**
+   * Force as soon as an AG's outputs move while its Ready stays Unknown (the lost write itself,
+   * seen by comparing the AG with its previous version), instead of waiting for the time rule.
+   */
+  readonly earlyDetection: boolean;
   /** Backoff after the first force; doubles per attempt. */
   readonly backoffInitialMs: number;
   /** Cap of the backoff, and the length of the final window before give-up. */
@@ -22,8 +30,20 @@ export interface RecoveryConfig {
   readonly clockSkewMs: number;
 }
 
+/**
+ * The time rule's default. Honest builds of up to 2 minutes must never be forced, and the
+ * SourceWatcherStalled verdict for a stall with no signal must come within the 15-minute
+ * HelmRelease budget: grace + 30 s + 1 m + 2 m + 4 m + the 4 m final window = grace + 11.5 m.
+ * 2.5 m keeps 30 s above the longest honest build and the verdict at about 14 m
+ * (docs/adr/0014-early-detection.md has the measurements).
+ */
+export const DEFAULT_GRACE_PERIOD_MS = 150_000;
+/** The reference driver's grace period (cozystack PR #3182), for RECOVERY_EARLY_DETECTION=off parity. */
+export const REFERENCE_GRACE_PERIOD_MS = 30_000;
+
 export const DEFAULT_RECOVERY_CONFIG: RecoveryConfig = Object.freeze({
-  gracePeriodMs: 30_000,
+  gracePeriodMs: DEFAULT_GRACE_PERIOD_MS,
+  earlyDetection: true,
   backoffInitialMs: 30_000,
   backoffMaxMs: 240_000,
   maxAttempts: 5,
@@ -36,6 +56,7 @@ export const ENV_BACKOFF_INITIAL = 'RECOVERY_BACKOFF_INITIAL';
 export const ENV_BACKOFF_MAX = 'RECOVERY_BACKOFF_MAX';
 export const ENV_MAX_ATTEMPTS = 'RECOVERY_MAX_ATTEMPTS';
 export const ENV_MODE = 'RECOVERY_MODE';
+export const ENV_EARLY_DETECTION = 'RECOVERY_EARLY_DETECTION';
 
 export const MAX_ATTEMPTS_LIMIT = 100;
 
@@ -123,8 +144,16 @@ export function parseRecoveryConfig(
     if (mode === null) bad(ENV_MODE, rawMode, `one of ${RECOVERY_MODES.join(', ')}`);
   }
 
+  let earlyDetection: boolean | null = DEFAULT_RECOVERY_CONFIG.earlyDetection;
+  const rawEarly = env[ENV_EARLY_DETECTION];
+  if (rawEarly !== undefined && rawEarly !== '') {
+    earlyDetection = rawEarly === 'on' ? true : rawEarly === 'off' ? false : null;
+    if (earlyDetection === null) bad(ENV_EARLY_DETECTION, rawEarly, 'on or off');
+  }
+
   if (
     problems.length > 0 ||
+    earlyDetection === null ||
     gracePeriodMs === null ||
     backoffInitialMs === null ||
     backoffMaxMs === null ||
@@ -135,6 +164,7 @@ export function parseRecoveryConfig(
   }
   return Object.freeze({
     gracePeriodMs,
+    earlyDetection,
     backoffInitialMs,
     backoffMaxMs,
     maxAttempts,

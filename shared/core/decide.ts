@@ -3,6 +3,7 @@
 import { backoffFor } from './backoff.js';
 import type { RecoveryConfig } from './config.js';
 import { gateReason, type GateReason } from './gate.js';
+import { NO_SIGNALS, type Signals } from './lost-write.js';
 import { isNonEmptyString, ownValue } from './plain.js';
 import { parseTime } from './time.js';
 import { ANNOTATION_REQUESTED_AT, readTracking } from './tracking.js';
@@ -53,7 +54,16 @@ export function isDeleting(ag: ArtifactGenerator): boolean {
   return ts !== undefined && ts !== null && ts !== '';
 }
 
-export function decide(ag: ArtifactGenerator, now: number, cfg: RecoveryConfig): Decision {
+/**
+ * `signals`: what the caller learned beyond the AG itself (the lost-write signal from the AG's
+ * previous version). Without them the decision is the reference's, with the time rule alone.
+ */
+export function decide(
+  ag: ArtifactGenerator,
+  now: number,
+  cfg: RecoveryConfig,
+  signals: Signals = NO_SIGNALS,
+): Decision {
   if (isDeleting(ag)) return { kind: 'ignore', why: 'deleting' };
   if (!isNonEmptyString(ag.metadata?.name) || !isNonEmptyString(ag.metadata?.namespace)) {
     return { kind: 'ignore', why: 'invalid' };
@@ -61,7 +71,7 @@ export function decide(ag: ArtifactGenerator, now: number, cfg: RecoveryConfig):
   if (cfg.mode === 'off') return { kind: 'healthy', clearTracking: false };
 
   const tracking = readTracking(ag, now, cfg);
-  const gate = gateReason(ag, now, cfg);
+  const gate = gateReason(ag, now, cfg, signals);
   if (gate === null) return { kind: 'healthy', clearTracking: tracking.present };
 
   const { attempts, lastRecoveryAt } = tracking;

@@ -39,4 +39,13 @@ export interface ActionData {
   attempts: number;
   /** When detect decided, RFC 3339. */
   decidedAt: string;
+  /**
+   * Present on a force that the lost-write signal opened: detect saw the outputs move while Ready
+   * stayed Unknown between resourceVersion's previous version and resourceVersion. force-drift
+   * honours it only while the AG is still at that very resourceVersion.
+   */
+  signal?: ActionSignal;
 }
+
+export const SIGNAL_LOST_WRITE = 'lost-write';
+export type ActionSignal = typeof SIGNAL_LOST_WRITE;

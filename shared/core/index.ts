@@ -9,6 +9,7 @@ export * from './tracking.js';
 export * from './conditions.js';
 export * from './backoff.js';
 export * from './stuck.js';
+export * from './lost-write.js';
 export * from './gate.js';
 export * from './decide.js';
 export * from './force-plan.js';

@@ -2,7 +2,7 @@
 // Never throws; always returns a new object; bounds the work done on hostile input.
 
 import { cleanCondition } from './conditions.js';
-import type { ActionData } from './events.js';
+import { SIGNAL_LOST_WRITE, type ActionData } from './events.js';
 import { isDns1123Label, isDns1123Subdomain } from './names.js';
 import { isFiniteNumber, isPlainObject } from './plain.js';
 import { parseTime } from './time.js';
@@ -69,7 +69,7 @@ export function parseActionData(
 ): { ok: true; value: ActionData } | { ok: false; error: string } {
   try {
     if (!isPlainObject(data)) return { ok: false, error: 'action data must be a JSON object' };
-    const { namespace, name, uid, resourceVersion, attempts, decidedAt } = data;
+    const { namespace, name, uid, resourceVersion, attempts, decidedAt, signal } = data;
     const problems: string[] = [];
     if (!isDns1123Subdomain(namespace)) problems.push('namespace must be a Kubernetes name');
     if (!isDns1123Subdomain(name)) problems.push('name must be a Kubernetes name');
@@ -79,6 +79,9 @@ export function parseActionData(
     }
     if (parseTime(decidedAt) === null) problems.push('decidedAt must be an RFC 3339 time');
     if (uid !== undefined && typeof uid !== 'string') problems.push('uid must be a string');
+    if (signal !== undefined && signal !== SIGNAL_LOST_WRITE) {
+      problems.push(`signal must be absent or "${SIGNAL_LOST_WRITE}"`);
+    }
     if (problems.length > 0)
       return { ok: false, error: `invalid action data: ${problems.join('; ')}` };
     const value: ActionData = {
@@ -89,6 +92,7 @@ export function parseActionData(
       decidedAt: decidedAt as string,
     };
     if (typeof uid === 'string') value.uid = uid;
+    if (signal === SIGNAL_LOST_WRITE) value.signal = SIGNAL_LOST_WRITE;
     return { ok: true, value };
   } catch (err) {
     return { ok: false, error: `unreadable action data: ${describe(err)}` };

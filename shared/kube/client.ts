@@ -17,7 +17,7 @@ import {
   type PackageSource,
 } from '../core/types.js';
 import { isDns1123Subdomain } from '../core/names.js';
-import { InvalidError } from './errors.js';
+import { InvalidError, isKubeError } from './errors.js';
 import { describeTarget, type RequestTarget, toKubeError } from './errors-map.js';
 import type {
   AnnotationPatch,
@@ -25,6 +25,7 @@ import type {
   ListOptions,
   ListPage,
   PingSource,
+  PreviousVersion,
   ReadOptions,
   WriteOptions,
 } from './port.js';
@@ -129,6 +130,38 @@ export function createKubeClient(opts: KubeClientOptions): KubePort {
         return list(target, `${AG.base}/namespaces/${o.namespace}/${AG.plural}`, o);
       }
       return list(target, `${AG.base}/${AG.plural}`, o);
+    },
+
+    async getArtifactGeneratorBefore(
+      ref: AgRef,
+      resourceVersion: string,
+    ): Promise<PreviousVersion> {
+      const target = agTarget('list-history', ref);
+      checkName(target, 'namespace', ref.namespace);
+      checkName(target, 'name', ref.name);
+      const before = previousResourceVersion(resourceVersion);
+      if (before === null) return { kind: 'unavailable', why: 'not-comparable' };
+      let raw: { items?: unknown };
+      try {
+        raw = await call<{ items?: unknown }>(target, {
+          method: 'GET',
+          path: `${AG.base}/namespaces/${ref.namespace}/${AG.plural}`,
+          query: {
+            fieldSelector: `metadata.name=${ref.name}`,
+            resourceVersion: before,
+            resourceVersionMatch: 'Exact',
+          },
+        });
+      } catch (e) {
+        // 410 Gone: that revision was compacted away.
+        if (isKubeError(e, 'Conflict') && e.statusCode === 410) {
+          return { kind: 'unavailable', why: 'compacted' };
+        }
+        throw e;
+      }
+      if (!Array.isArray(raw.items)) throw toKubeError({ kind: 'decode', statusCode: 200 }, target);
+      const found = (raw.items as ArtifactGenerator[]).find((i) => i?.metadata?.name === ref.name);
+      return found === undefined ? { kind: 'absent' } : { kind: 'found', ag: found };
     },
 
     async getPackageSource(name: string, o: ReadOptions = {}): Promise<PackageSource> {
@@ -297,6 +330,17 @@ function pingPath(target: RequestTarget, namespace: string, name: string): strin
   checkName(target, 'namespace', namespace);
   checkName(target, 'name', name);
   return `${PING.base}/namespaces/${namespace}/${PING.plural}/${name}`;
+}
+
+/**
+ * resourceVersion - 1 as a decimal string, or null when it is not a positive decimal integer
+ * above 1. etcd revisions are consecutive integers, so the state at rv - 1 is the object's
+ * previous version.
+ */
+export function previousResourceVersion(resourceVersion: string): string | null {
+  if (!/^[1-9][0-9]{0,30}$/.test(resourceVersion)) return null;
+  const before = BigInt(resourceVersion) - 1n;
+  return before >= 1n ? before.toString() : null;
 }
 
 function cachedQuery(o: ReadOptions): Record<string, string> {

@@ -16,6 +16,7 @@ export function lazyKubePort(load: () => Promise<KubePort>): KubePort {
   return {
     getArtifactGenerator: async (...a) => (await port()).getArtifactGenerator(...a),
     listArtifactGenerators: async (...a) => (await port()).listArtifactGenerators(...a),
+    getArtifactGeneratorBefore: async (...a) => (await port()).getArtifactGeneratorBefore(...a),
     getPackageSource: async (...a) => (await port()).getPackageSource(...a),
     listPackageSources: async (...a) => (await port()).listPackageSources(...a),
     patchArtifactGeneratorAnnotations: async (...a) =>

@@ -30,6 +30,18 @@ export interface WriteOptions {
   resourceVersion?: string;
 }
 
+/**
+ * An AG as it was just before a given version (docs/adr/0014-early-detection.md):
+ * - found: its previous version;
+ * - absent: it did not exist then (the given version created it);
+ * - unavailable: the API server no longer has that history (compacted), or the resourceVersion is
+ *   not a number the server can step back from. The caller decides without history.
+ */
+export type PreviousVersion =
+  | { kind: 'found'; ag: ArtifactGenerator }
+  | { kind: 'absent' }
+  | { kind: 'unavailable'; why: 'compacted' | 'not-comparable' };
+
 /** Annotation values to set (string) or delete (null), sent as a JSON merge patch. */
 export type AnnotationPatch = Record<string, string | null>;
 
@@ -57,6 +69,12 @@ export interface PingSource {
 export interface KubePort {
   getArtifactGenerator(ref: AgRef, opts?: ReadOptions): Promise<ArtifactGenerator>;
   listArtifactGenerators(opts?: ListOptions): Promise<ListPage<ArtifactGenerator>>;
+  /**
+   * The AG as it was at resourceVersion - 1, i.e. its version just before `resourceVersion`: one
+   * LIST of that one name with resourceVersionMatch=Exact (served from the API server's history;
+   * resource versions are comparable integers since Kubernetes 1.35, KEP-5504).
+   */
+  getArtifactGeneratorBefore(ref: AgRef, resourceVersion: string): Promise<PreviousVersion>;
   getPackageSource(name: string, opts?: ReadOptions): Promise<PackageSource>;
   listPackageSources(opts?: Omit<ListOptions, 'namespace'>): Promise<ListPage<PackageSource>>;
 

@@ -117,3 +117,38 @@ export async function deleteAllArtifactGenerators(kc: k8s.KubeConfig): Promise<v
     }),
   );
 }
+
+/** Outputs of a later build: another artifact digest and another sources digest. */
+export const INVENTORY_2 = [{ ...INVENTORY[0]!, digest: 'sha256:2222222222222222' }];
+export const DIGEST_2 = 'sha256:2222222222222222fedcba';
+
+export interface BuildObjects {
+  /** Every version of the AG, in the order written (created, healthy, in progress, ...). */
+  versions: ArtifactGenerator[];
+  /** The last version. */
+  last: ArtifactGenerator;
+}
+
+/**
+ * An AG rebuilt the way source-watcher v2.1.0 writes a build (../shared/traces): the in-progress
+ * conditions (Ready Unknown, old outputs), then the verdict (Ready=True), then the rest of status
+ * (new inventory and digest). `lose: true` loses the verdict: the fluxcd/pkg#934 stall.
+ */
+export async function rebuildAg(
+  kc: k8s.KubeConfig,
+  opts: { at: number; lose: boolean; fixture?: ArtifactGeneratorFixture },
+): Promise<BuildObjects> {
+  const created = await createArtifactGenerator(makeArtifactGenerator(opts.fixture ?? {}), kc);
+  const ref = agRefOf(created);
+  const versions: ArtifactGenerator[] = [created];
+  const write = async (status: ArtifactGeneratorStatus): Promise<void> => {
+    versions.push(await writeArtifactGeneratorStatus(ref, status, kc));
+  };
+  await write(healthyStatus(opts.at - 3_600_000));
+  await write({ conditions: stuckStatus(opts.at).conditions ?? [] });
+  if (!opts.lose) {
+    await write({ conditions: [ready('True', 'Succeeded', opts.at + 1_000)] });
+  }
+  await write({ inventory: INVENTORY_2, observedSourcesDigest: DIGEST_2 });
+  return { versions, last: versions[versions.length - 1]! };
+}

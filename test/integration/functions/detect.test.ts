@@ -371,8 +371,17 @@ describe('detect: sweep (resync or alarm ping)', () => {
     expect(sink.events.map((e) => [e.type, (e.data as { name: string }).name])).toEqual([
       [ACTION_FORCE, stuck.metadata?.name],
     ]);
-    expect(proxy.count({ clientTag: 'detect', verb: 'list', resource: 'artifactgenerators' })).toBe(
-      1,
+    const lists = proxy.callsMatching({
+      clientTag: 'detect',
+      verb: 'list',
+      resource: 'artifactgenerators',
+    });
+    // One page, plus one history read for the one candidate the time rule does not settle yet
+    // (`pending`: outputs saved, Ready Unknown 10 s); its previous version shows no lost write.
+    expect(lists.filter((c) => !c.path.includes('resourceVersionMatch=Exact'))).toHaveLength(1);
+    expect(lists.filter((c) => c.path.includes('resourceVersionMatch=Exact'))).toHaveLength(1);
+    expect(lists.find((c) => c.path.includes('resourceVersionMatch=Exact'))?.path).toContain(
+      encodeURIComponent(`metadata.name=${pending.metadata?.name ?? ''}`),
     );
     expect((await readAlarm())?.moment).toBe(T0 + 61_000);
     expect(healthy).toHaveLength(5);

@@ -9,9 +9,10 @@ import {
 const D = DEFAULT_RECOVERY_CONFIG;
 
 describe('parseRecoveryConfig', () => {
-  it('uses the reference constants by default', () => {
+  it('uses the reference backoff, early detection, and a 2m30s time rule by default', () => {
     expect(parseRecoveryConfig({})).toEqual({
-      gracePeriodMs: 30_000,
+      gracePeriodMs: 150_000,
+      earlyDetection: true,
       backoffInitialMs: 30_000,
       backoffMaxMs: 240_000,
       maxAttempts: 5,
@@ -34,6 +35,13 @@ describe('parseRecoveryConfig', () => {
     [{ RECOVERY_MODE: 'observe' }, { mode: 'observe' }],
     [{ RECOVERY_MODE: 'off' }, { mode: 'off' }],
     [{ RECOVERY_MODE: 'enforce', UNRELATED: 'x' }, {}],
+    [{ RECOVERY_EARLY_DETECTION: 'on' }, { earlyDetection: true }],
+    [{ RECOVERY_EARLY_DETECTION: 'off' }, { earlyDetection: false }],
+    [{ RECOVERY_EARLY_DETECTION: '' }, {}],
+    [
+      { RECOVERY_EARLY_DETECTION: 'off', RECOVERY_GRACE_PERIOD: '30s' },
+      { earlyDetection: false, gracePeriodMs: 30_000 },
+    ],
   ])('accepts %j', (env, expected) => {
     expect(parseRecoveryConfig(env)).toEqual({ ...D, ...expected });
   });
@@ -45,6 +53,8 @@ describe('parseRecoveryConfig', () => {
     ],
     [{ RECOVERY_GRACE_PERIOD: '-1s' }, 'RECOVERY_GRACE_PERIOD="-1s": expected a Go-style duration'],
     [{ RECOVERY_GRACE_PERIOD: '30' }, 'RECOVERY_GRACE_PERIOD="30": expected a Go-style duration'],
+    [{ RECOVERY_EARLY_DETECTION: 'true' }, 'RECOVERY_EARLY_DETECTION="true": expected on or off'],
+    [{ RECOVERY_EARLY_DETECTION: 'ON' }, 'RECOVERY_EARLY_DETECTION="ON": expected on or off'],
     [
       { RECOVERY_BACKOFF_INITIAL: '0' },
       'RECOVERY_BACKOFF_INITIAL="0": expected a duration greater',

@@ -43,9 +43,9 @@ describe('nextCheckAt: a Ready time far in the future arms nothing', () => {
     [
       'ten seconds ahead (within the skew allowance)',
       '2026-06-01T00:00:10Z',
-      now + 10_000 + 30_000 + 1,
+      now + 10_000 + 150_000 + 1,
     ],
-    ['ten seconds ago', '2026-05-31T23:59:50Z', now + 20_000 + 1],
+    ['ten seconds ago', '2026-05-31T23:59:50Z', now + 140_000 + 1],
   ])('%s', (_n, since, expected) => {
     expect(nextCheckAt(ag(since), now, DEFAULT_RECOVERY_CONFIG)).toBe(expected);
   });

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import {
   backoffFor,
   decide,
+  DEFAULT_RECOVERY_CONFIG,
   desiredPackageSourceReady,
   nextCheckAt,
   REASON_FORCED,
@@ -95,7 +96,21 @@ describe('timeline properties (one AG, random events and source-watcher answers)
     );
   });
 
-  it('with the defaults and no answer, the verdict lands at stall + 12 min exactly', () => {
+  it('with the product defaults, no signal and no answer, the verdict lands at stall + 14 min, inside the 15-minute HelmRelease budget', () => {
+    const run = simulate({
+      cfg: DEFAULT_RECOVERY_CONFIG,
+      answers: [{ answer: 'none', delayMs: 0 }],
+      losses: [],
+      extraEventsMs: [],
+    });
+    expect(run.forces.map((f) => (f.at - STALL) / SEC)).toEqual([
+      150.001, 180.001, 240.001, 360.001, 600.001,
+    ]);
+    expect(run.giveUpAt).toBe(STALL + 14 * MIN + 1);
+    expect(run.giveUpAt).toBeLessThan(STALL + 15 * MIN);
+  });
+
+  it('with the reference grace (30 s) and no answer, the verdict lands at stall + 12 min exactly', () => {
     const run = simulate({
       cfg: CFG,
       answers: [{ answer: 'none', delayMs: 0 }],

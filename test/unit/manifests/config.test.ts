@@ -17,7 +17,8 @@ describe.each([
     >;
     const config = loadConfig({ ...data, PORT: '8080' });
     expect(config.recovery).toMatchObject({
-      gracePeriodMs: 30_000,
+      gracePeriodMs: 150_000,
+      earlyDetection: true,
       backoffInitialMs: 30_000,
       backoffMaxMs: 240_000,
       maxAttempts: 5,

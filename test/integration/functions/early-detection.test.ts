@@ -1,0 +1,330 @@
+// Early detection of the lost Ready write against the real test API server: the adapter's read of
+// an AG's previous version, detect turning "outputs moved while Ready stayed Unknown" into a force
+// long before the time rule, force-drift honouring the signal only on the very version it was
+// proved on, and honest rebuilds left alone. The AG versions are written in source-watcher's
+// recorded order (test/support/ag-states.ts rebuildAg).
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ACTION_FORCE,
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_REQUESTED_AT,
+  APISERVER_UPDATE,
+  formatTimeNano,
+  readyOf,
+  REASON_FORCED,
+  SIGNAL_LOST_WRITE,
+  type ActionData,
+} from '../../../shared/core/index.js';
+import type { ArtifactGenerator } from '../../../shared/core/types.js';
+import { createApp as createDetect } from '../../../functions/detect/app.js';
+import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
+import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
+import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
+import { createKubeClient } from '../../../shared/kube/client.js';
+import {
+  agRefOf,
+  getArtifactGenerator,
+  testKubeConfig,
+  writeArtifactGeneratorStatus,
+} from '../../support/apiserver.js';
+import { rebuildAg } from '../../support/ag-states.js';
+import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import {
+  cloudEvent,
+  postEvent,
+  startEventSink,
+  type EventSink,
+  type Started,
+} from '../../support/http-events.js';
+import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const kc = testKubeConfig();
+let proxy: KubeProxy;
+let sink: EventSink;
+const servers: Started[] = [];
+
+beforeAll(async () => {
+  proxy = await startKubeProxy(kc, { tag: 'early' });
+  sink = await startEventSink();
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await sink.close();
+  await proxy.stop();
+});
+beforeEach(() => {
+  sink.events.length = 0;
+  proxy.clearFaults();
+  proxy.clearCalls();
+});
+
+async function startDetect(
+  clock: SettableClock,
+  env: Record<string, string> = {},
+): Promise<Started> {
+  const base = commonDeps({ kubeConfig: proxy.kubeConfig('detect'), name: 'detect', clock, env });
+  const s = await serve(
+    createDetect({
+      ...base,
+      emitter: createBrokerEmitter({ url: sink.url }),
+      followUps: createAlarmFollowUps({ kube: base.kube, clock, config: base.config }),
+    }),
+  );
+  servers.push(s);
+  return s;
+}
+
+async function startForceDrift(clock: SettableClock): Promise<Started> {
+  const deps = commonDeps({
+    kubeConfig: proxy.kubeConfig('force-drift'),
+    name: 'force-drift',
+    clock,
+  });
+  const s = await serve(createForceDrift(deps));
+  servers.push(s);
+  return s;
+}
+
+function updateEvent(ag: ArtifactGenerator) {
+  const ref = agRefOf(ag);
+  return cloudEvent({
+    type: APISERVER_UPDATE,
+    source: 'https://127.0.0.1:6443',
+    subject: `/apis/source.extensions.fluxcd.io/v1beta1/namespaces/${ref.namespace}/artifactgenerators/${ref.name}`,
+    data: ag,
+    extensions: {
+      kind: 'ArtifactGenerator',
+      apiversion: 'source.extensions.fluxcd.io/v1beta1',
+      name: ref.name,
+      namespace: ref.namespace,
+    },
+  });
+}
+
+function forceEvent(ag: ArtifactGenerator, signal: boolean) {
+  const data: ActionData = {
+    namespace: ag.metadata?.namespace ?? '',
+    name: ag.metadata?.name ?? '',
+    resourceVersion: ag.metadata?.resourceVersion ?? '',
+    attempts: 0,
+    decidedAt: formatTimeNano(T0),
+    ...(signal ? { signal: SIGNAL_LOST_WRITE } : {}),
+  };
+  return cloudEvent({ type: ACTION_FORCE, source: '/source-watcher-recovery/detect', data });
+}
+
+const forcesFor = (ag: ArtifactGenerator) =>
+  sink.events.filter(
+    (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
+  );
+
+describe('adapter: an AG version just before another', () => {
+  const port = () =>
+    createKubeClient({ kubeConfig: proxy.kubeConfig('adapter'), fieldManager: 'test-adapter' });
+
+  it('returns each previous version exactly, and absent before creation', async () => {
+    const { versions } = await rebuildAg(kc, { at: T0, lose: true });
+    const ref = agRefOf(versions[0]!);
+    expect(
+      await port().getArtifactGeneratorBefore(ref, versions[0]!.metadata!.resourceVersion!),
+    ).toEqual({ kind: 'absent' });
+    for (let i = 1; i < versions.length; i++) {
+      const before = await port().getArtifactGeneratorBefore(
+        ref,
+        versions[i]!.metadata!.resourceVersion!,
+      );
+      expect(before.kind).toBe('found');
+      expect(before.kind === 'found' && before.ag.metadata?.resourceVersion).toBe(
+        versions[i - 1]!.metadata!.resourceVersion,
+      );
+      expect(before.kind === 'found' && before.ag.status).toEqual(versions[i - 1]!.status);
+    }
+  });
+
+  it('ignores other AGs written in between (versions are per object)', async () => {
+    const a = await rebuildAg(kc, { at: T0, lose: true });
+    const other = await rebuildAg(kc, { at: T0, lose: false });
+    // Another object moves the resourceVersion on; `a`'s version just before its last is still
+    // its own previous write.
+    const touched = await writeArtifactGeneratorStatus(
+      agRefOf(a.last),
+      { lastHandledReconcileAt: 'x' },
+      kc,
+    );
+    const before = await port().getArtifactGeneratorBefore(
+      agRefOf(a.last),
+      touched.metadata!.resourceVersion!,
+    );
+    expect(before.kind === 'found' && before.ag.metadata?.resourceVersion).toBe(
+      a.last.metadata?.resourceVersion,
+    );
+    expect(other.last.metadata?.name).not.toBe(a.last.metadata?.name);
+  });
+
+  it('answers unavailable for compacted history (410) and a resourceVersion that is no number', async () => {
+    const { last } = await rebuildAg(kc, { at: T0, lose: true });
+    const ref = agRefOf(last);
+    expect(await port().getArtifactGeneratorBefore(ref, 'not-a-number')).toEqual({
+      kind: 'unavailable',
+      why: 'not-comparable',
+    });
+    expect(await port().getArtifactGeneratorBefore(ref, '1')).toEqual({
+      kind: 'unavailable',
+      why: 'not-comparable',
+    });
+    proxy.addFault({ kind: 'status', status: 410, match: { resource: 'artifactgenerators' } });
+    expect(await port().getArtifactGeneratorBefore(ref, last.metadata!.resourceVersion!)).toEqual({
+      kind: 'unavailable',
+      why: 'compacted',
+    });
+  });
+
+  it('refuses a bad name before any request', async () => {
+    await expect(
+      port().getArtifactGeneratorBefore({ namespace: 'cozy-system', name: 'Bad/Name' }, '10'),
+    ).rejects.toMatchObject({ kind: 'Invalid' });
+    expect(proxy.count({ clientTag: 'adapter' })).toBe(0);
+  });
+});
+
+describe('detect: the lost write itself, seconds after it happened', () => {
+  it('forces a lost Ready write 1 s after the stall, with the signal, from one history read', async () => {
+    const { versions, last } = await rebuildAg(kc, { at: T0, lose: true });
+    const d = await startDetect(new SettableClock(T0 + 1_000));
+    proxy.clearCalls();
+    for (const v of versions.slice(1)) {
+      expect((await postEvent(d.url, updateEvent(v))).status).toBe(200);
+    }
+    const forces = forcesFor(last);
+    expect(forces).toHaveLength(1);
+    expect(forces[0]?.data).toMatchObject({
+      resourceVersion: last.metadata?.resourceVersion,
+      attempts: 0,
+      signal: SIGNAL_LOST_WRITE,
+    });
+    // Two candidates (in progress, stuck): one history read each; nothing written to the AG.
+    expect(proxy.counters({ clientTag: 'detect', resource: 'artifactgenerators' })).toEqual({
+      'list artifactgenerators': 2,
+    });
+  });
+
+  it('leaves an honest rebuild alone: no force, no signal', async () => {
+    const { versions, last } = await rebuildAg(kc, { at: T0, lose: false });
+    const d = await startDetect(new SettableClock(T0 + 1_000));
+    for (const v of versions.slice(1)) {
+      expect((await postEvent(d.url, updateEvent(v))).status).toBe(200);
+    }
+    expect(forcesFor(last)).toHaveLength(0);
+  });
+
+  it('finds the signal whatever the order and number of deliveries', async () => {
+    const { versions, last } = await rebuildAg(kc, { at: T0, lose: true });
+    const d = await startDetect(new SettableClock(T0 + 1_000));
+    const deliveries = [...versions.slice(1)].reverse().flatMap((v) => [v, v]);
+    for (const v of deliveries) await postEvent(d.url, updateEvent(v));
+    const forces = forcesFor(last);
+    expect(forces).toHaveLength(2); // the stuck version, delivered twice; force-drift dedups
+    expect(new Set(forces.map((e) => (e.data as ActionData).resourceVersion))).toEqual(
+      new Set([last.metadata?.resourceVersion]),
+    );
+  });
+
+  it('finds it in a sweep when the event was lost', async () => {
+    const { last } = await rebuildAg(kc, { at: T0, lose: true });
+    const d = await startDetect(new SettableClock(T0 + 1_000));
+    const ping = cloudEvent({
+      type: 'dev.knative.sources.ping',
+      source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
+      data: {},
+    });
+    expect((await postEvent(d.url, ping)).status).toBe(200);
+    expect(forcesFor(last).map((e) => (e.data as ActionData).signal)).toEqual([SIGNAL_LOST_WRITE]);
+  });
+
+  it('with RECOVERY_EARLY_DETECTION=off reads no history and waits for the time rule', async () => {
+    const { versions, last } = await rebuildAg(kc, { at: T0, lose: true });
+    const d = await startDetect(new SettableClock(T0 + 1_000), { RECOVERY_EARLY_DETECTION: 'off' });
+    proxy.clearCalls();
+    for (const v of versions.slice(1)) await postEvent(d.url, updateEvent(v));
+    expect(forcesFor(last)).toHaveLength(0);
+    expect(proxy.count({ clientTag: 'detect', verb: 'list' })).toBe(0);
+  });
+
+  it('answers 503 (redelivery) when the history read fails transiently, and forces on redelivery', async () => {
+    const { last } = await rebuildAg(kc, { at: T0, lose: true });
+    const d = await startDetect(new SettableClock(T0 + 1_000));
+    const fault = proxy.addFault({
+      kind: 'status',
+      status: 503,
+      times: 1,
+      match: { clientTag: 'detect', verb: 'list' },
+    });
+    expect((await postEvent(d.url, updateEvent(last))).status).toBe(503);
+    expect(fault.applied).toBe(1);
+    expect(forcesFor(last)).toHaveLength(0);
+    expect((await postEvent(d.url, updateEvent(last))).status).toBe(200);
+    expect(forcesFor(last)).toHaveLength(1);
+  });
+});
+
+describe('force-drift: the signal holds on the version it was proved on', () => {
+  it('forces attempt 1 within the grace period when the AG is still that version', async () => {
+    const { last } = await rebuildAg(kc, { at: T0, lose: true });
+    const f = await startForceDrift(new SettableClock(T0 + 1_000));
+    proxy.clearCalls();
+    expect(await postEvent(f.url, forceEvent(last, true))).toMatchObject({
+      status: 200,
+      body: { result: 'forced' },
+    });
+    const ag = await getArtifactGenerator(agRefOf(last), kc);
+    expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
+    expect(ag.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeDefined();
+    expect(readyOf(ag)).toMatchObject({ status: 'False', reason: REASON_FORCED });
+    // P5: one fresh read and the three writes, no more.
+    expect(proxy.count({ clientTag: 'force-drift' })).toBe(4);
+  });
+
+  it('does nothing when the AG moved since (the proof is about another version)', async () => {
+    const { last } = await rebuildAg(kc, { at: T0, lose: true });
+    await writeArtifactGeneratorStatus(agRefOf(last), { lastHandledReconcileAt: 'later' }, kc);
+    const f = await startForceDrift(new SettableClock(T0 + 1_000));
+    expect(await postEvent(f.url, forceEvent(last, true))).toMatchObject({
+      status: 200,
+      body: { result: 'nothing-to-do' },
+    });
+    const ag = await getArtifactGenerator(agRefOf(last), kc);
+    expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBeUndefined();
+    expect(readyOf(ag)?.status).toBe('Unknown');
+  });
+
+  it('does nothing without the signal before the grace period', async () => {
+    const { last } = await rebuildAg(kc, { at: T0, lose: true });
+    const f = await startForceDrift(new SettableClock(T0 + 1_000));
+    expect(await postEvent(f.url, forceEvent(last, false))).toMatchObject({
+      status: 200,
+      body: { result: 'nothing-to-do' },
+    });
+    expect(
+      (await getArtifactGenerator(agRefOf(last), kc)).metadata?.annotations?.[ANNOTATION_ATTEMPTS],
+    ).toBeUndefined();
+  });
+
+  it('refuses an unknown signal with 400 and writes nothing', async () => {
+    const { last } = await rebuildAg(kc, { at: T0, lose: true });
+    const f = await startForceDrift(new SettableClock(T0 + 1_000));
+    proxy.clearCalls();
+    const bad = forceEvent(last, true);
+    const answer = await postEvent(
+      f.url,
+      cloudEvent({
+        type: ACTION_FORCE,
+        source: bad.source,
+        data: { ...(bad.data as ActionData), signal: 'trust-me' },
+      }),
+    );
+    expect(answer.status).toBe(400);
+    expect(proxy.count({ clientTag: 'force-drift' })).toBe(0);
+  });
+});
