@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import {
   ALARM_PRECISION_MS,
   BACKOFF_MS,
+  EARLY_FORCE_OFFSETS_MS,
+  EARLY_FORCE_WITHIN_MS,
   MINUTE,
   REASON_AWAITING,
   REASON_FORCED,
@@ -31,7 +33,7 @@ import {
 } from './scenario-kit.js';
 
 describe('e2e: recovery', () => {
-  it('1. a lost Ready write is forced, rebuilt, and reported Ready=True on the AG and PackageSource', async () => {
+  it('1. a lost Ready write is forced within seconds (early detection), rebuilt, and reported Ready=True on the AG and PackageSource', async () => {
     const wall = wallClock();
     const system = await startSystem();
     const pair = await createPair(system, { lose: { times: 1 } });
@@ -47,8 +49,9 @@ describe('e2e: recovery', () => {
     const stall = p.stalls[0] ?? NaN;
     const force = p.forces[0];
     expect(force?.bumpedAt).not.toBeNull();
-    expect((force?.claimedAt ?? NaN) - stall).toBeGreaterThanOrEqual(25 * SECOND);
-    expect((force?.claimedAt ?? NaN) - stall).toBeLessThanOrEqual(35 * SECOND);
+    // The lost write itself is the signal: no grace period to wait out.
+    expect((force?.claimedAt ?? NaN) - stall).toBeGreaterThanOrEqual(0);
+    expect((force?.claimedAt ?? NaN) - stall).toBeLessThanOrEqual(EARLY_FORCE_WITHIN_MS);
 
     const ag = await readAg(kc, pair.ref);
     const ready = readyCondition(ag);
@@ -84,72 +87,102 @@ describe('e2e: recovery', () => {
     });
   });
 
-  it('2. source-watcher dead: forces at the reference times, then SourceWatcherStalled within 12.5 minutes', async () => {
-    const wall = wallClock();
-    const system = await startSystem();
-    const pair = await createPair(system, { lose: { times: 1 } });
-    await system.runUntil(() => system.progress.of(pair.key).stalls.length === 1, {
-      maxVirtualMs: MINUTE,
-      what: 'the stall',
-    });
-    system.sim.setDead(true);
+  it.each([
+    {
+      // The first force comes at the lost write, before a test could stop source-watcher: here
+      // it answers every force with a rebuild whose verdict is lost again.
+      mode: 'never healing, early detection (defaults)',
+      env: {},
+      offsets: EARLY_FORCE_OFFSETS_MS,
+      lose: {},
+      dies: false,
+    },
+    {
+      mode: 'dead, the reference time rule (RECOVERY_EARLY_DETECTION=off, RECOVERY_GRACE_PERIOD=30s)',
+      env: { RECOVERY_EARLY_DETECTION: 'off', RECOVERY_GRACE_PERIOD: '30s' },
+      offsets: REFERENCE_FORCE_OFFSETS_MS,
+      lose: { times: 1 },
+      dies: true,
+    },
+  ])(
+    '2. source-watcher $mode: forces on time, then SourceWatcherStalled within 12.5 minutes',
+    async ({ env, offsets: expectedOffsets, lose, dies }) => {
+      const wall = wallClock();
+      const system = await startSystem({ env });
+      const pair = await createPair(system, { lose });
+      await system.runUntil(() => system.progress.of(pair.key).stalls.length >= 1, {
+        maxVirtualMs: MINUTE,
+        what: 'the stall',
+      });
+      if (dies) system.sim.setDead(true);
 
-    await system.runUntil(() => system.progress.of(pair.key).stalledAt !== null, {
-      maxVirtualMs: 14 * MINUTE,
-      what: 'SourceWatcherStalled',
-    });
-    // One more resync and alarm round: nothing else happens after the verdict.
-    await system.advance(6 * MINUTE);
+      await system.runUntil(() => system.progress.of(pair.key).stalledAt !== null, {
+        maxVirtualMs: 14 * MINUTE,
+        what: 'SourceWatcherStalled',
+      });
+      // One more resync and alarm round: nothing else happens after the verdict.
+      await system.advance(6 * MINUTE);
 
-    const p = system.progress.of(pair.key);
-    const stall = p.stalls[0] ?? NaN;
-    expect(p.forces.map((f) => f.attempt)).toEqual([1, 2, 3, 4, 5]);
-    expect(p.bumps).toHaveLength(5);
-    expect(p.forces.every((f) => f.bumpedAt !== null)).toBe(true);
-    const offsets = p.forces.map((f) => f.claimedAt - stall);
-    offsets.forEach((offset, i) => {
-      const expected = REFERENCE_FORCE_OFFSETS_MS[i] ?? NaN;
-      expect(offset, `force ${i + 1} at stall+${seconds(offset)}`).toBeGreaterThanOrEqual(
-        expected - 4 * SECOND,
+      const p = system.progress.of(pair.key);
+      const stall = p.stalls[0] ?? NaN;
+      expect(p.forces.map((f) => f.attempt)).toEqual([1, 2, 3, 4, 5]);
+      expect(p.bumps).toHaveLength(5);
+      expect(p.forces.every((f) => f.bumpedAt !== null)).toBe(true);
+      const offsets = p.forces.map((f) => f.claimedAt - stall);
+      offsets.forEach((offset, i) => {
+        const expected = expectedOffsets[i] ?? NaN;
+        expect(offset, `force ${i + 1} at stall+${seconds(offset)}`).toBeGreaterThanOrEqual(
+          expected - 4 * SECOND,
+        );
+        expect(offset, `force ${i + 1} at stall+${seconds(offset)}`).toBeLessThanOrEqual(
+          expected + 4 * SECOND,
+        );
+      });
+      for (let n = 1; n < p.forces.length; n++) {
+        const gap = (p.forces[n]?.claimedAt ?? NaN) - (p.forces[n - 1]?.claimedAt ?? NaN);
+        expect(gap, `gap after force ${n}`).toBeGreaterThanOrEqual(BACKOFF_MS[n] ?? NaN);
+        expect(gap, `gap after force ${n}`).toBeLessThanOrEqual(
+          (BACKOFF_MS[n] ?? NaN) + ALARM_PRECISION_MS,
+        );
+      }
+      const lastForce = p.forces[4]?.claimedAt ?? NaN;
+      const stalledAt = p.stalledAt ?? NaN;
+      expect(stalledAt - lastForce).toBeGreaterThanOrEqual(BACKOFF_MS[5]);
+      expect(stalledAt - stall).toBeLessThanOrEqual(12.5 * MINUTE);
+
+      const ps = await readPackageSource(kc, pair.name);
+      const verdict = readyCondition(ps);
+      expect(verdict).toMatchObject({
+        status: 'False',
+        reason: REASON_STALLED,
+        observedGeneration: ps?.metadata.generation,
+      });
+      for (const words of [pair.name, '5 force-drift attempt', 'fluxcd/pkg#934', 'restart']) {
+        expect(verdict?.message).toContain(words);
+      }
+      const ag = await readAg(kc, pair.ref);
+      expect(ag?.metadata.annotations?.['cozystack.io/source-watcher-recovery-attempts']).toBe('5');
+      // Dead: our last marker is still there. Never healing: the last rebuild's verdict was lost.
+      expect(readyCondition(ag)).toMatchObject(
+        dies
+          ? { status: 'False', reason: REASON_FORCED }
+          : { status: 'Unknown', reason: 'Progressing' },
       );
-      expect(offset, `force ${i + 1} at stall+${seconds(offset)}`).toBeLessThanOrEqual(
-        expected + 4 * SECOND,
-      );
-    });
-    for (let n = 1; n < p.forces.length; n++) {
-      const gap = (p.forces[n]?.claimedAt ?? NaN) - (p.forces[n - 1]?.claimedAt ?? NaN);
-      expect(gap, `gap after force ${n}`).toBeGreaterThanOrEqual(BACKOFF_MS[n] ?? NaN);
-      expect(gap, `gap after force ${n}`).toBeLessThanOrEqual(
-        (BACKOFF_MS[n] ?? NaN) + ALARM_PRECISION_MS,
-      );
-    }
-    const lastForce = p.forces[4]?.claimedAt ?? NaN;
-    const stalledAt = p.stalledAt ?? NaN;
-    expect(stalledAt - lastForce).toBeGreaterThanOrEqual(BACKOFF_MS[5]);
-    expect(stalledAt - stall).toBeLessThanOrEqual(12.5 * MINUTE);
+      // Nothing left to follow up: no alarm.
+      expect(await readAlarm(kc)).toBeUndefined();
 
-    const ps = await readPackageSource(kc, pair.name);
-    const verdict = readyCondition(ps);
-    expect(verdict).toMatchObject({
-      status: 'False',
-      reason: REASON_STALLED,
-      observedGeneration: ps?.metadata.generation,
-    });
-    for (const words of [pair.name, '5 force-drift attempt', 'fluxcd/pkg#934', 'restart']) {
-      expect(verdict?.message).toContain(words);
-    }
-    const ag = await readAg(kc, pair.ref);
-    expect(ag?.metadata.annotations?.['cozystack.io/source-watcher-recovery-attempts']).toBe('5');
-    expect(readyCondition(ag)).toMatchObject({ status: 'False', reason: REASON_FORCED });
-    // Nothing left to follow up: no alarm.
-    expect(await readAlarm(kc)).toBeUndefined();
-
-    report('2 source-watcher dead', {
-      forcesAt: offsets.map(seconds).join(','),
-      stallToStalled: seconds((p.stalledAt ?? NaN) - stall),
-      wall: wall(),
-    });
-  });
+      report(
+        dies
+          ? '2 source-watcher dead (time rule)'
+          : '2 source-watcher never heals (early detection)',
+        {
+          forcesAt: offsets.map(seconds).join(','),
+          stallToStalled: seconds((p.stalledAt ?? NaN) - stall),
+          wall: wall(),
+        },
+      );
+    },
+  );
 
   it('3. a genuine failure (Ready=False BuildFailed) is passed through, with no force', async () => {
     const wall = wallClock();

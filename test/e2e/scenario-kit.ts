@@ -35,6 +35,12 @@ export const AG_NAMESPACE = 'cozy-system';
 export const BACKOFF_MS = [0, 30 * SECOND, MINUTE, 2 * MINUTE, 4 * MINUTE, 4 * MINUTE] as const;
 /** DESIGN §3: forces at stall + 30 s, 1 m, 2 m, 4 m, 8 m; give-up at about 12 m. */
 export const REFERENCE_FORCE_OFFSETS_MS = [30, 60, 120, 240, 480].map((s) => s * SECOND);
+/** Early detection: the first force right at the lost write, then the same backoff. */
+export const EARLY_FORCE_OFFSETS_MS = [0, 30, 90, 210, 450].map((s) => s * SECOND);
+/** Issue 13's target: stall -> first force within 3 s when the stall left the signal. */
+export const EARLY_FORCE_WITHIN_MS = 3 * SECOND;
+/** The product's time rule (RECOVERY_GRACE_PERIOD default), the fallback for stalls with no signal. */
+export const DEFAULT_GRACE_MS = 150 * SECOND;
 /** The follow-up alarm fires at most ~1.5 s late (3.5 s when due within 2 s). */
 export const ALARM_PRECISION_MS = 3500;
 
@@ -95,6 +101,8 @@ export interface PairOptions {
   /** Create the AG without a PackageSource owner. */
   bare?: boolean;
   prefix?: string;
+  /** Runs with the AG's key before the AG exists (e.g. to set a per-AG simulator knob). */
+  beforeCreate?: (key: string) => void;
 }
 
 /** Creates a PackageSource and the AG it owns (or a bare AG), with the simulator's knobs set first. */
@@ -104,6 +112,7 @@ export async function createPair(system: System, o: PairOptions = {}): Promise<P
   const key = `${AG_NAMESPACE}/${name}`;
   if (o.lose !== undefined) system.sim.loseConditionsWrite(key, o.lose);
   if (o.buildFailure === true) system.sim.setBuildFailure(key, true);
+  o.beforeCreate?.(key);
   if (o.bare === true) {
     await createArtifactGenerator(makeArtifactGenerator({ name }), kc);
   } else {

@@ -78,6 +78,22 @@ export class Knobs {
   get buildTimeMs(): number {
     return this.#buildTimeMs;
   }
+
+  readonly #buildTimeByKey = new Map<AgKey, number>();
+
+  /** One AG's build time; null goes back to the shared buildTimeMs. */
+  setBuildTimeOf(key: AgKey, ms: number | null): void {
+    if (ms === null) {
+      this.#buildTimeByKey.delete(key);
+      return;
+    }
+    assertDuration('buildTimeMs', ms);
+    this.#buildTimeByKey.set(key, ms);
+  }
+
+  buildTimeFor(key: AgKey): number {
+    return this.#buildTimeByKey.get(key) ?? this.#buildTimeMs;
+  }
   set buildTimeMs(ms: number) {
     assertDuration('buildTimeMs', ms);
     this.#buildTimeMs = ms;

@@ -175,7 +175,7 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     markInProgress();
     const inProgressError = aggregate(await patch(), `in-progress patch of ${key}`);
     if (inProgressError) return { outcome: 'InProgressPatchFailed', drift, error: inProgressError };
-    await deps.sleep(knobs.buildTimeMs);
+    await deps.sleep(knobs.buildTimeFor(key));
     deps.guard();
 
     // Step 5: outcome.

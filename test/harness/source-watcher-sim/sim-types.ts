@@ -75,6 +75,8 @@ export interface SourceWatcherSim {
   /** Extra virtual latency at the start of every reconcile. */
   setSlow(ms: number): void;
   setBuildTime(ms: number): void;
+  /** One AG's build time (virtual ms); null returns it to the shared build time. */
+  setBuildTimeOf(ref: AgKey | AgName, ms: number | null): void;
   setBuildFailure(ref: AgKey | AgName, failing: boolean): void;
   /** A missing source: Ready=False SourceFetchFailed, retried every 5 s. Enqueues the AG if it exists (source watch). */
   setSourceMissing(ref: AgKey | AgName, missing: boolean): void;

@@ -240,6 +240,11 @@ class Simulator implements SourceWatcherSim {
     this.#knobs.buildTimeMs = ms;
   }
 
+  /** The build time of one AG (virtual ms); null returns it to the shared build time. */
+  setBuildTimeOf(ref: AgKey | AgName, ms: number | null): void {
+    this.#knobs.setBuildTimeOf(toKey(ref), ms);
+  }
+
   setBuildFailure(ref: AgKey | AgName, failing: boolean): void {
     const key = toKey(ref);
     if (failing) this.#knobs.buildFailure.add(key);
