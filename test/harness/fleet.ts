@@ -58,6 +58,8 @@ export interface FleetResult {
   readonly awaitingOnHonest: number;
   /** detect's history reads (LIST at resourceVersion - 1). */
   readonly historyReads: number;
+  /** Of those, the reads about honest AGs (their rebuilds' in-progress versions). */
+  readonly honestHistoryReads: number;
   /** ApiServerSource events sent. */
   readonly agEvents: number;
   /** Builds of every kind, from the simulator. */
@@ -157,9 +159,14 @@ export async function runFleet(system: System, o: FleetOptions): Promise<FleetRe
       const p = system.progress.of(m.key);
       return `${m.key} ${m.role} build=${m.buildTimeMs}ms forces=${p.forces.map((f) => f.claimedAt - started).join(',')} stalls=${p.stalls.length}`;
     });
-  const history = system.proxy
+  const historyCalls = system.proxy
     .callsMatching({ clientTag: 'detect', verb: 'list', resource: 'artifactgenerators' })
-    .filter((c) => c.path.includes('resourceVersionMatch=Exact')).length;
+    .filter((c) => c.path.includes('resourceVersionMatch=Exact'));
+  const honestNames = new Set(honest.map((m) => encodeURIComponent(`metadata.name=${m.name}`)));
+  const honestHistoryReads = historyCalls.filter((c) => {
+    const selector = /fieldSelector=([^&]*)/.exec(c.path)?.[1];
+    return selector !== undefined && honestNames.has(selector);
+  }).length;
   return {
     members,
     honestRebuilds,
@@ -172,7 +179,8 @@ export async function runFleet(system: System, o: FleetOptions): Promise<FleetRe
         .packageSourceVersions(m.name)
         .some((v) => v.reason === 'AwaitingSourceWatcherRecovery'),
     ).length,
-    historyReads: history,
+    historyReads: historyCalls.length,
+    honestHistoryReads,
     agEvents: system.knative.apiServerSource.sent.length,
     builds: members.reduce((n, m) => n + builtCount(system, m.key), 0),
     stalls: stalled.reduce((n, m) => n + system.progress.of(m.key).stalls.length, 0),
