@@ -29,6 +29,7 @@ import { RateLimiter, WorkQueue } from './work-queue.js';
 export type {
   ReconcileRecord,
   SimLog,
+  SimRequest,
   SimStats,
   SourceWatcherSim,
   SourceWatcherSimOptions,
@@ -105,7 +106,19 @@ class Simulator implements SourceWatcherSim {
     this.#namespace = options.namespace;
     this.#concurrency = concurrency;
     this.#log = options.log ?? (() => undefined);
-    this.#api = new AgApi(options.kubeConfig);
+    const onRequest = options.onRequest;
+    this.#api = new AgApi(
+      options.kubeConfig,
+      onRequest &&
+        (({ namespace, name, body, ...rest }) => {
+          onRequest({
+            ...rest,
+            at: this.#clock.now(),
+            key: `${namespace}/${name}`,
+            ...(body ? { body: structuredClone(body) } : {}),
+          });
+        }),
+    );
     this.#informer = new AgInformer(
       this.#api,
       this.#namespace,
@@ -238,6 +251,14 @@ class Simulator implements SourceWatcherSim {
 
   setBuildTime(ms: number): void {
     this.#knobs.buildTimeMs = ms;
+  }
+
+  setBuildTimeOf(ref: AgKey | AgName, ms: number | undefined): void {
+    this.#knobs.setBuildTimeOf(toKey(ref), ms);
+  }
+
+  buildTimeOf(ref: AgKey | AgName): number {
+    return this.#knobs.buildTimeOf(toKey(ref));
   }
 
   setBuildFailure(ref: AgKey | AgName, failing: boolean): void {
