@@ -5,6 +5,7 @@
 // recording. Deliberate differences: docs/adr/0013-simulator-fidelity.md.
 
 import { describe, expect, it } from 'vitest';
+import { afterLostWrite, longestSilentBuildS } from '../support/sw-fidelity-facts.js';
 import { requestLine, stateLines } from '../support/sw-fidelity-normalise.js';
 import {
   LONG_GAP_S,
@@ -21,6 +22,10 @@ interface Scenario {
   /** Replayed in order on one simulator; the last one is compared. */
   files: string[];
   shows: string;
+  /** Recorded: a build kept Ready Unknown this many seconds with nothing written in between. */
+  silentBuildS?: number;
+  /** Recorded: after each lost Ready=True write, one more request (the rest of status), then this many seconds of silence. */
+  silenceAfterLossS?: number;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -33,6 +38,7 @@ const SCENARIOS: Scenario[] = [
     id: 'S2',
     files: ['S2-lost-write-stuck.jsonl'],
     shows: 'a lost Ready=True write on create: stuck with inventory + digest, 40 s of silence',
+    silenceAfterLossS: 40,
   },
   {
     id: 'S3',
@@ -48,16 +54,19 @@ const SCENARIOS: Scenario[] = [
     id: 'S5',
     files: ['S5-slow-honest-build.jsonl'],
     shows: 'a 20 s build: Ready Unknown the whole time with no write in between',
+    silentBuildS: 20,
   },
   {
     id: 'S6',
     files: ['S6-source-revision-fault-stuck.jsonl'],
     shows: 'a lost Ready=True write on a rebuild: stuck on the new digest, 20 s of silence',
+    silenceAfterLossS: 20,
   },
   {
     id: 'S7',
     files: ['S7-spec-edit-fault-stuck.jsonl'],
     shows: 'a lost Ready=True write after a spec edit: stuck on generation 2, inventory only',
+    silenceAfterLossS: 20,
   },
   {
     id: 'S8',
@@ -73,8 +82,12 @@ const SCENARIOS: Scenario[] = [
     id: 'S10',
     files: ['S10-ten-ags-two-faulted.jsonl'],
     shows: 'ten AGs created at once, two lose their Ready=True write',
+    silenceAfterLossS: 15,
   },
 ];
+
+/** The recorded times come from two clocks (audit log, capture script): 0.1 s of slack. */
+const CLOCK_SLACK_S = 0.1;
 
 /** What is compared, per AG. */
 interface AgView {
@@ -115,7 +128,7 @@ describe('source-watcher simulator fidelity: the recorded real source-watcher v2
     }
   });
 
-  it.each(SCENARIOS)('$id: $shows', async ({ files }) => {
+  it.each(SCENARIOS)('$id: $shows', async ({ files, silentBuildS, silenceAfterLossS }) => {
     const traces = files.map(loadTrace);
     const last = traces.at(-1);
     if (!last) throw new Error('a scenario needs a trace');
@@ -124,6 +137,30 @@ describe('source-watcher simulator fidelity: the recorded real source-watcher v2
 
     // Order and content of requests and objects, per AG; one diff for all of it.
     expect(viewOf(replayed, last.meta.ags)).toEqual(viewOf(recorded, last.meta.ags));
+
+    // The recorded timing facts, on both sides.
+    for (const [side, name] of [
+      [recorded, 'recorded'],
+      [replayed, 'simulator'],
+    ] as const) {
+      for (const key of last.meta.ags) {
+        const requests = side.requests.get(key) ?? [];
+        const label = `${name} ${key}`;
+        if (silentBuildS !== undefined && key === last.meta.ags[0]) {
+          expect(longestSilentBuildS(requests), `${label}: silent build`).toBeGreaterThanOrEqual(
+            silentBuildS - CLOCK_SLACK_S,
+          );
+        }
+        const afterLoss = afterLostWrite(requests, side.endTRel);
+        if (silenceAfterLossS !== undefined && afterLoss) {
+          expect(afterLoss.requestsAfter, `${label}: requests after the lost write`).toBe(1);
+          expect(
+            afterLoss.silenceS,
+            `${label}: silence after the lost write`,
+          ).toBeGreaterThanOrEqual(silenceAfterLossS - CLOCK_SLACK_S);
+        }
+      }
+    }
 
     for (const key of last.meta.ags) {
       // The recorded silence after each AG's last request held on the simulator too (nothing

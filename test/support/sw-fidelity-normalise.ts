@@ -57,7 +57,8 @@ export function requestLine(r: RequestFacts): string {
         .sort()
         .map((k) => {
           if (k === 'resourceVersion') return 'resourceVersion(precondition)';
-          if (k === 'finalizers') return `finalizers[${((part[k] as string[] | null) ?? []).join(' ')}]`;
+          if (k === 'finalizers')
+            return `finalizers[${((part[k] as string[] | null) ?? []).join(' ')}]`;
           return k;
         });
       return `metadata{${items.join(' ')}}`;

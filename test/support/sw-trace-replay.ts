@@ -274,7 +274,7 @@ class Replayer {
       if (body.metadata?.resourceVersion !== undefined) {
         // The recorded precondition was the then-current version: use ours.
         const current = (await this.#api.getNamespacedCustomObject({ ...base, name })) as SimAg;
-        body.metadata.resourceVersion = current.metadata.resourceVersion ?? "";
+        body.metadata.resourceVersion = current.metadata.resourceVersion ?? '';
       }
       const request = {
         ...base,

@@ -3,7 +3,13 @@
 
 import type { RequestFacts } from './sw-fidelity-normalise.js';
 import type { ReplayedRequest } from './sw-trace-replay.js';
-import { markAt, type Trace, type TraceAg, type TraceRequest, type TraceWatch } from './sw-traces.js';
+import {
+  markAt,
+  type Trace,
+  type TraceAg,
+  type TraceRequest,
+  type TraceWatch,
+} from './sw-traces.js';
 
 /** A gap between two requests of one AG that counts as "nothing was sent for a while". */
 export const LONG_GAP_S = 1;

@@ -89,16 +89,14 @@ export class AgApi {
   /** The AG, or undefined when it does not exist. */
   async get(namespace: string, name: string): Promise<SimAg | undefined> {
     try {
-      const obj: unknown = await this.#send(
-        { verb: 'get', namespace, name, subresource: '' },
-        () =>
-          this.#api.getNamespacedCustomObject({
-            group: GROUP,
-            version: VERSION,
-            plural: PLURAL,
-            namespace,
-            name,
-          }),
+      const obj: unknown = await this.#send({ verb: 'get', namespace, name, subresource: '' }, () =>
+        this.#api.getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL,
+          namespace,
+          name,
+        }),
       );
       return asAg(obj);
     } catch (e) {
