@@ -12,7 +12,7 @@ import {
 } from './sw-traces.js';
 
 /** A gap between two requests of one AG that counts as "nothing was sent for a while". */
-export const LONG_GAP_S = 1;
+export const LONG_GAP_S = 0.5;
 
 export interface RecordedSide {
   requests: Map<string, ReplayedRequest[]>;
