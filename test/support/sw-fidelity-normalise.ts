@@ -83,6 +83,15 @@ function condition(ag: TraceAg, type: string): string {
   return c ? conditionFacts(c, type === 'Ready') : `${type}=-`;
 }
 
+/** source-watcher's managedFields entries: `Update:main`, `Update:status`. */
+function sourceWatcherFields(ag: TraceAg): string {
+  const entries = (ag.metadata.managedFields ?? [])
+    .filter((m) => m.manager === 'source-watcher')
+    .map((m) => `${m.operation ?? '?'}:${m.subresource || 'main'}`)
+    .sort();
+  return `managedBy(source-watcher)[${entries.join(' ')}]`;
+}
+
 function presence(now: string | undefined, before: string | undefined, first: boolean): string {
   if (now === undefined) return 'absent';
   return first || now !== before ? 'new' : 'same';
@@ -90,7 +99,7 @@ function presence(now: string | undefined, before: string | undefined, first: bo
 
 /**
  * One line per object, in order, with consecutive equal lines collapsed: generation, finalizers,
- * Ready (status/reason/observedGeneration), Reconciling (status/reason), inventory and sources
+ * source-watcher's managedFields entries (operation and subresource), Ready (status/reason/observedGeneration), Reconciling (status/reason), inventory and sources
  * digest (absent | new = present and changed since the previous object | same), the requestedAt
  * annotation and lastHandledReconcileAt (values: the replay sends the recorded requestedAt).
  */
@@ -103,6 +112,7 @@ export function stateLines(objects: readonly TraceAg[]): string[] {
     const line = [
       `gen${ag.metadata.generation ?? '-'}`,
       `finalizers[${(ag.metadata.finalizers ?? []).join(' ')}]`,
+      sourceWatcherFields(ag),
       condition(ag, 'Ready'),
       condition(ag, 'Reconciling'),
       `inventory:${presence(inv, prevInv, !prev)}`,

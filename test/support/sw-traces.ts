@@ -20,6 +20,7 @@ export interface TraceAg {
     resourceVersion?: string;
     annotations?: Record<string, string>;
     finalizers?: string[];
+    managedFields?: { manager?: string; operation?: string; subresource?: string }[];
   };
   status?: {
     conditions?: {

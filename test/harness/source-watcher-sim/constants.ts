@@ -34,4 +34,5 @@ export const CONDITIONS_PATCH_BACKOFF_FACTOR = 5;
 
 export const DEFAULT_BUILD_TIME_MS = 1000;
 export const DEFAULT_CONCURRENCY = 4;
-export const FIELD_MANAGER = 'source-watcher-sim';
+/** The field manager of every write: source-watcher's own name (its managedFields entries). */
+export const FIELD_MANAGER = 'source-watcher';
