@@ -79,13 +79,17 @@ class ObjectRecorder {
     private readonly namespace: string,
   ) {}
 
-  async start(): Promise<void> {
-    const list = (await this.api.listNamespacedCustomObject({
+  #list(): Promise<{ items: SimAg[]; metadata?: { resourceVersion?: string } }> {
+    return this.api.listNamespacedCustomObject({
       group: GROUP,
       version: VERSION,
       plural: PLURAL,
       namespace: this.namespace,
-    })) as { metadata?: { resourceVersion?: string } };
+    }) as Promise<{ items: SimAg[]; metadata?: { resourceVersion?: string } }>;
+  }
+
+  async start(): Promise<void> {
+    const list = await this.#list();
     this.#abort = await this.watch.watch(
       `/apis/${GROUP}/${VERSION}/namespaces/${this.namespace}/${PLURAL}`,
       { resourceVersion: list.metadata?.resourceVersion ?? '0' },
@@ -104,12 +108,7 @@ class ObjectRecorder {
 
   /** Wait until the watch delivered the current version of every AG in the namespace. */
   async catchUp(): Promise<void> {
-    const list = (await this.api.listNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: PLURAL,
-      namespace: this.namespace,
-    })) as { items: SimAg[] };
+    const list = await this.#list();
     const deadline = Date.now() + WATCH_CATCH_UP_MS;
     for (const ag of list.items) {
       const rv = ag.metadata.resourceVersion ?? '';

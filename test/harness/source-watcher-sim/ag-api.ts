@@ -117,43 +117,36 @@ export class AgApi {
   }
 
   /** Merge patch of the main resource (metadata, spec). */
-  async patch(namespace: string, name: string, body: object): Promise<SimAg | undefined> {
-    const obj: unknown = await this.#send(
-      { verb: 'patch', namespace, name, subresource: '', body },
-      () =>
-        this.#api.patchNamespacedCustomObject(
-          {
-            group: GROUP,
-            version: VERSION,
-            plural: PLURAL,
-            namespace,
-            name,
-            body,
-            fieldManager: FIELD_MANAGER,
-          },
-          mergePatch,
-        ),
-    );
-    return asAg(obj);
+  patch(namespace: string, name: string, body: object): Promise<SimAg | undefined> {
+    return this.#mergePatch(namespace, name, '', body);
   }
 
   /** Merge patch through the status subresource. */
-  async patchStatus(namespace: string, name: string, body: object): Promise<SimAg | undefined> {
+  patchStatus(namespace: string, name: string, body: object): Promise<SimAg | undefined> {
+    return this.#mergePatch(namespace, name, 'status', body);
+  }
+
+  async #mergePatch(
+    namespace: string,
+    name: string,
+    subresource: '' | 'status',
+    body: object,
+  ): Promise<SimAg | undefined> {
+    const request = {
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      namespace,
+      name,
+      body,
+      fieldManager: FIELD_MANAGER,
+    };
     const obj: unknown = await this.#send(
-      { verb: 'patch', namespace, name, subresource: 'status', body },
+      { verb: 'patch', namespace, name, subresource, body },
       () =>
-        this.#api.patchNamespacedCustomObjectStatus(
-          {
-            group: GROUP,
-            version: VERSION,
-            plural: PLURAL,
-            namespace,
-            name,
-            body,
-            fieldManager: FIELD_MANAGER,
-          },
-          mergePatch,
-        ),
+        subresource === 'status'
+          ? this.#api.patchNamespacedCustomObjectStatus(request, mergePatch)
+          : this.#api.patchNamespacedCustomObject(request, mergePatch),
     );
     return asAg(obj);
   }
