@@ -22,7 +22,7 @@ const FINALIZER = 'source.extensions.fluxcd.io/finalizer';
 const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 const BUILD_MS = 2_000;
 const HOUR = 60 * 60 * 1000;
-/** Long enough for: finalizer, 750 ms rate-limited requeue, build, error retries. */
+/** Long enough for: finalizer (requeued after 1 ms), build, 750 ms rate-limited error retries. */
 const SETTLE_WINDOW_MS = 10_000;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -157,7 +157,7 @@ describe('source-watcher simulator: a new ArtifactGenerator', () => {
       },
     ]);
     expect(ag.status?.observedSourcesDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
-    // Finalizer step at 0, rate-limited requeue 750 ms, build 2 s: Ready turned True at 00:00:02.75.
+    // Finalizer step at 0, requeued after 1 ms, build 2 s: Ready turned True at 00:00:02.001.
     expect(cond(ag, 'Ready')).toEqual({
       type: 'Ready',
       status: 'True',
@@ -393,15 +393,15 @@ describe('source-watcher simulator: failures', () => {
       knob: (s: SourceWatcherSim, ref: Ref) => s.setBuildFailure(ref, true),
       reason: 'BuildFailed',
       message: 'build failed: simulated build failure',
-      // Finalizer 0 s, build 0.75-2.75 s fails; its rate-limited retry starts at 4.25 s.
-      windowMs: 3_000,
+      // Finalizer 0 s, build 0.001-2.001 s fails; its rate-limited retry starts at 2.751 s.
+      windowMs: 2_500,
     },
     {
       name: 'missing source',
       knob: (s: SourceWatcherSim, ref: Ref) => s.setSourceMissing(ref, true),
       reason: 'SourceFetchFailed',
       message: `get sources failed: GitRepository '<ns>/repo' not found`,
-      // Finalizer 0 s, fetch fails at 0.75 s; next try at 5.75 s.
+      // Finalizer 0 s, fetch fails at 0.001 s; next try at 5.001 s.
       windowMs: 3_000,
     },
   ])('$name -> Ready=False $reason', async ({ knob, reason, message, windowMs }) => {
@@ -432,7 +432,7 @@ describe('source-watcher simulator: failures', () => {
       namespace,
       body: agBody(ref.name, ['alpha']),
     })) as SimAg;
-    // 0 s finalizer, 0.75 s and 5.75 s source fetch failures.
+    // 0 s finalizer, 0.001 s and 5.001 s source fetch failures.
     await afterWrite(created.metadata.resourceVersion ?? '', 6_000);
     expect(outcomes(ref)).toEqual(['FinalizerAdded', 'SourceFetchFailed', 'SourceFetchFailed']);
     sim.setSourceMissing(ref, false);

@@ -29,25 +29,75 @@ export interface AgList {
 
 export type WatchHandler = (type: string, obj: unknown) => void;
 
+/** One request to a single ArtifactGenerator, as the request hook sees it. */
+export interface AgApiRequest {
+  verb: 'get' | 'patch';
+  namespace: string;
+  name: string;
+  /** 'status' for the status subresource, '' for the main resource. */
+  subresource: '' | 'status';
+  /** The merge-patch body as sent (patches only). */
+  body?: object;
+  /** 200 on success, else the HTTP status of the error (undefined: no HTTP answer). */
+  code: number | undefined;
+  /** A request the fault injection answered itself: it never reached the API server. */
+  lost: boolean;
+}
+
+export type AgApiRequestHook = (request: AgApiRequest) => void;
+
 export class AgApi {
   readonly #api: CustomObjectsApi;
   readonly #watch: Watch;
+  readonly #onRequest: AgApiRequestHook | undefined;
 
-  constructor(kubeConfig: KubeConfig) {
+  constructor(kubeConfig: KubeConfig, onRequest?: AgApiRequestHook) {
     this.#api = kubeConfig.makeApiClient(CustomObjectsApi);
     this.#watch = new Watch(kubeConfig);
+    this.#onRequest = onRequest;
+  }
+
+  /** Run one request and report it to the hook (after the answer, with its status). */
+  async #send<T>(request: Omit<AgApiRequest, 'code' | 'lost'>, run: () => Promise<T>): Promise<T> {
+    if (!this.#onRequest) return run();
+    try {
+      const out = await run();
+      this.#onRequest({ ...request, code: 200, lost: false });
+      return out;
+    } catch (e) {
+      this.#onRequest({ ...request, code: httpStatusOf(e), lost: false });
+      throw e;
+    }
+  }
+
+  /**
+   * Report a status patch the fault injection dropped (answered 500 "etcdserver: request timed
+   * out" before it reached the API server, like the fault proxy in the recorded traces).
+   */
+  reportLost(namespace: string, name: string, body: object): void {
+    this.#onRequest?.({
+      verb: 'patch',
+      namespace,
+      name,
+      subresource: 'status',
+      body,
+      code: 500,
+      lost: true,
+    });
   }
 
   /** The AG, or undefined when it does not exist. */
   async get(namespace: string, name: string): Promise<SimAg | undefined> {
     try {
-      const obj: unknown = await this.#api.getNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        namespace,
-        name,
-      });
+      const obj: unknown = await this.#send({ verb: 'get', namespace, name, subresource: '' }, () =>
+        this.#api.getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL,
+          namespace,
+          name,
+        }),
+      );
       return asAg(obj);
     } catch (e) {
       if (httpStatusOf(e) === 404) return undefined;
@@ -67,35 +117,36 @@ export class AgApi {
   }
 
   /** Merge patch of the main resource (metadata, spec). */
-  async patch(namespace: string, name: string, body: object): Promise<SimAg | undefined> {
-    const obj: unknown = await this.#api.patchNamespacedCustomObject(
-      {
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        namespace,
-        name,
-        body,
-        fieldManager: FIELD_MANAGER,
-      },
-      mergePatch,
-    );
-    return asAg(obj);
+  patch(namespace: string, name: string, body: object): Promise<SimAg | undefined> {
+    return this.#mergePatch(namespace, name, '', body);
   }
 
   /** Merge patch through the status subresource. */
-  async patchStatus(namespace: string, name: string, body: object): Promise<SimAg | undefined> {
-    const obj: unknown = await this.#api.patchNamespacedCustomObjectStatus(
-      {
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        namespace,
-        name,
-        body,
-        fieldManager: FIELD_MANAGER,
-      },
-      mergePatch,
+  patchStatus(namespace: string, name: string, body: object): Promise<SimAg | undefined> {
+    return this.#mergePatch(namespace, name, 'status', body);
+  }
+
+  async #mergePatch(
+    namespace: string,
+    name: string,
+    subresource: '' | 'status',
+    body: object,
+  ): Promise<SimAg | undefined> {
+    const request = {
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      namespace,
+      name,
+      body,
+      fieldManager: FIELD_MANAGER,
+    };
+    const obj: unknown = await this.#send(
+      { verb: 'patch', namespace, name, subresource, body },
+      () =>
+        subresource === 'status'
+          ? this.#api.patchNamespacedCustomObjectStatus(request, mergePatch)
+          : this.#api.patchNamespacedCustomObject(request, mergePatch),
     );
     return asAg(obj);
   }

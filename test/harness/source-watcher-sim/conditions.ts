@@ -4,6 +4,9 @@
 // - diffConditions/applyConditions follow the fluxcd/pkg patch helper: the changes WE made since the
 //   last patch are applied onto the freshly read list, so conditions others wrote survive. The
 //   simulator owns every condition it changes (Ready, Reconciling), so its changes overwrite.
+// - Order: the recorded source-watcher always sends Reconciling before Ready, also when Ready was
+//   there first (a rebuild of a Ready=True AG). Both lists are kept in that order: Reconciling,
+//   Stalled, Ready, then every other condition in the order it had.
 
 import { clone, jsonEqual } from './json.js';
 import type { ConditionStatus, SimCondition } from './types.js';
@@ -28,10 +31,23 @@ export interface ConditionUpdate {
   observedGeneration: number;
 }
 
+const LEADING_TYPES = ['Reconciling', 'Stalled', 'Ready'];
+
+function rank(c: SimCondition): number {
+  const i = LEADING_TYPES.indexOf(c.type);
+  return i < 0 ? LEADING_TYPES.length : i;
+}
+
+/** Sort in place, stable: Reconciling, Stalled, Ready first, the rest as they were. */
+function order(list: SimCondition[]): SimCondition[] {
+  return list.sort((a, b) => rank(a) - rank(b));
+}
+
 export function setCondition(list: SimCondition[], update: ConditionUpdate, nowMs: number): void {
   const existing = list.find((c) => c.type === update.type);
   if (!existing) {
     list.push({ ...update, lastTransitionTime: rfc3339Seconds(nowMs) });
+    order(list);
     return;
   }
   if (existing.status !== update.status) {
@@ -83,5 +99,5 @@ export function applyConditions(
       out.push(clone(change.condition));
     }
   }
-  return out;
+  return order(out);
 }

@@ -20,6 +20,8 @@ export const MSG_IN_PROGRESS = 'Reconciliation in progress';
 
 /** Periodic requeue after a no-drift return or a successful build. */
 export const REQUEUE_INTERVAL_MS = 60 * 60 * 1000;
+/** Requeue after adding the finalizer (RequeueAfter, not the rate limiter). */
+export const FINALIZER_REQUEUE_MS = 1;
 /** Requeue after SourceFetchFailed. */
 export const SOURCE_RETRY_MS = 5 * 1000;
 /** Flux controllers' default rate limiter: --min-retry-delay / --max-retry-delay. */
@@ -32,4 +34,5 @@ export const CONDITIONS_PATCH_BACKOFF_FACTOR = 5;
 
 export const DEFAULT_BUILD_TIME_MS = 1000;
 export const DEFAULT_CONCURRENCY = 4;
-export const FIELD_MANAGER = 'source-watcher-sim';
+/** The field manager of every write: source-watcher's own name (its managedFields entries). */
+export const FIELD_MANAGER = 'source-watcher';

@@ -5,6 +5,7 @@ export {
   createSourceWatcherSim,
   type ReconcileRecord,
   type SimLog,
+  type SimRequest,
   type SimStats,
   type SourceWatcherSim,
   type SourceWatcherSimOptions,

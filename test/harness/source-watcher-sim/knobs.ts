@@ -51,6 +51,8 @@ export class Knobs {
   dead = false;
   #slowMs = 0;
   #buildTimeMs: number;
+  /** Per-AG build time (virtual ms), overriding buildTimeMs for that AG. */
+  readonly #buildTimeOf = new Map<AgKey, number>();
   readonly buildFailure = new Set<AgKey>();
   readonly sourceMissing = new Set<AgKey>();
   readonly sourceRevision = new Map<AgKey, string>();
@@ -78,25 +80,24 @@ export class Knobs {
   get buildTimeMs(): number {
     return this.#buildTimeMs;
   }
-
-  readonly #buildTimeByKey = new Map<AgKey, number>();
-
-  /** One AG's build time; null goes back to the shared buildTimeMs. */
-  setBuildTimeOf(key: AgKey, ms: number | null): void {
-    if (ms === null) {
-      this.#buildTimeByKey.delete(key);
-      return;
-    }
-    assertDuration('buildTimeMs', ms);
-    this.#buildTimeByKey.set(key, ms);
-  }
-
-  buildTimeFor(key: AgKey): number {
-    return this.#buildTimeByKey.get(key) ?? this.#buildTimeMs;
-  }
   set buildTimeMs(ms: number) {
     assertDuration('buildTimeMs', ms);
     this.#buildTimeMs = ms;
+  }
+
+  /** Set this AG's own build time; undefined goes back to the global buildTimeMs. */
+  setBuildTimeOf(key: AgKey, ms: number | undefined): void {
+    if (ms === undefined) {
+      this.#buildTimeOf.delete(key);
+      return;
+    }
+    assertDuration('build time', ms);
+    this.#buildTimeOf.set(key, ms);
+  }
+
+  /** The build time that applies to this AG now. */
+  buildTimeOf(key: AgKey): number {
+    return this.#buildTimeOf.get(key) ?? this.#buildTimeMs;
   }
 
   setLoss(key: AgKey, rule: LossRule): void {

@@ -6,6 +6,7 @@ import type { AgApi } from './ag-api.js';
 import { removeCondition, setCondition, type ConditionUpdate } from './conditions.js';
 import {
   FINALIZER,
+  FINALIZER_REQUEUE_MS,
   MSG_IN_PROGRESS,
   READY,
   REASON_BUILD_FAILED,
@@ -131,10 +132,11 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
 
   let result: Omit<ReconcileResult, 'lostConditions'>;
   if (!(obj.metadata.finalizers ?? []).includes(FINALIZER)) {
-    // Step 1: add the finalizer, mark progressing, requeue.
+    // Step 1: add the finalizer, mark progressing, requeue at once (not rate-limited: the
+    // recorded source-watcher started the build within milliseconds of the finalizer patch).
     obj.metadata.finalizers = [...(obj.metadata.finalizers ?? []), FINALIZER];
     markInProgress();
-    result = { outcome: 'FinalizerAdded', requeue: true };
+    result = { outcome: 'FinalizerAdded', requeueAfterMs: FINALIZER_REQUEUE_MS };
   } else {
     result = await reconcileSources(obj);
   }
@@ -175,7 +177,7 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     markInProgress();
     const inProgressError = aggregate(await patch(), `in-progress patch of ${key}`);
     if (inProgressError) return { outcome: 'InProgressPatchFailed', drift, error: inProgressError };
-    await deps.sleep(knobs.buildTimeFor(key));
+    await deps.sleep(knobs.buildTimeOf(key));
     deps.guard();
 
     // Step 5: outcome.

@@ -1,11 +1,16 @@
-// The fluxcd/pkg patch helper as source-watcher uses it (a SerialPatcher): one patch is THREE
-// separate requests, all attempted, errors collected (DESIGN §2):
-//   (a) conditions only: re-read the object, apply our condition changes onto the fresh list,
-//       merge patch with a resourceVersion precondition via the status subresource; up to 5 tries,
-//       retrying on Conflict only;
-//   (b) metadata (finalizers) merge patch, if changed;
-//   (c) the rest of .status (conditions stripped), merge patch via the status subresource, no
-//       precondition, if changed.
+// The fluxcd/pkg patch helper as source-watcher uses it (a SerialPatcher): one patch is up to
+// THREE separate requests, all attempted, errors collected (DESIGN §2), in this order:
+//   (a) conditions only, if they changed: re-read the object, apply our condition changes onto
+//       the fresh list, merge patch with a resourceVersion precondition via the status
+//       subresource; up to 5 tries, retrying on Conflict only;
+//   (b) metadata (finalizers) merge patch of the main resource, if they changed;
+//   (c) a status-subresource merge patch whenever anything in .status changed, conditions
+//       included, with no precondition. Its body holds the changed keys of the rest of .status
+//       (conditions stripped) and, when the finalizers changed, the same metadata.finalizers as
+//       (b). So a patch that changed only conditions still sends (c) with the body `{}`, and the
+//       finalizer patch of a new AG sends (c) with only metadata.finalizers: both are no-ops on
+//       the server (the status subresource ignores metadata), exactly as recorded from the real
+//       source-watcher v2.1.0 (shared/traces, docs/adr/0013-simulator-fidelity.md).
 // Between patches it remembers what it last wrote successfully, so each patch sends only what
 // changed since (like the SerialPatcher's "before" object).
 
@@ -89,6 +94,12 @@ export class SerialPatcher {
     if (changes.length > 0) {
       if (this.deps.loseConditions(setsVerdict(changes))) {
         lostConditions = true;
+        // What would have been sent (from what this patcher last wrote; no re-read for a request
+        // that never reaches the server).
+        this.deps.api.reportLost(namespace, name, {
+          metadata: { resourceVersion: before.metadata.resourceVersion },
+          status: { conditions: applyConditions(before.status?.conditions ?? [], changes) },
+        });
         errors.push(new LostWriteError(this.deps.key));
       } else {
         await this.#patchConditions(namespace, name, changes).catch(collect);
@@ -96,22 +107,31 @@ export class SerialPatcher {
     }
 
     // (b) metadata.
-    if (!jsonEqual(before.metadata.finalizers ?? [], obj.metadata.finalizers ?? [])) {
+    const finalizersChanged = !jsonEqual(
+      before.metadata.finalizers ?? [],
+      obj.metadata.finalizers ?? [],
+    );
+    const finalizers = obj.metadata.finalizers?.length ? obj.metadata.finalizers : null;
+    if (finalizersChanged) {
       this.deps.guard();
-      const finalizers = obj.metadata.finalizers?.length ? obj.metadata.finalizers : null;
       await this.deps.api.patch(namespace, name, { metadata: { finalizers } }).catch(collect);
     }
 
-    // (c) the rest of .status.
+    // (c) the rest of .status, sent whenever .status changed (conditions included).
     const oldRest = statusRest(before);
     const newRest = statusRest(obj);
     const statusPatch: Record<string, unknown> = {};
     for (const field of new Set([...Object.keys(oldRest), ...Object.keys(newRest)])) {
       if (!jsonEqual(oldRest[field], newRest[field])) statusPatch[field] = newRest[field] ?? null;
     }
-    if (Object.keys(statusPatch).length > 0) {
+    const restChanged = Object.keys(statusPatch).length > 0;
+    if (restChanged || changes.length > 0) {
       this.deps.guard();
-      await this.deps.api.patchStatus(namespace, name, { status: statusPatch }).catch(collect);
+      const body = {
+        ...(finalizersChanged ? { metadata: { finalizers } } : {}),
+        ...(restChanged ? { status: statusPatch } : {}),
+      };
+      await this.deps.api.patchStatus(namespace, name, body).catch(collect);
     }
 
     if (errors.length === 0) this.#before = clone(obj);

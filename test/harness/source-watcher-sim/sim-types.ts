@@ -9,6 +9,23 @@ import type { AgKey, AgName } from './types.js';
 
 export type SimLog = (message: string, fields: Record<string, unknown>) => void;
 
+/** One request of the simulator to one ArtifactGenerator (see SourceWatcherSimOptions.onRequest). */
+export interface SimRequest {
+  /** Virtual epoch ms when it was sent. */
+  at: number;
+  key: AgKey;
+  /** 'get' are the simulator's reads (source-watcher reads its informer cache instead). */
+  verb: 'get' | 'patch';
+  /** 'status' for the status subresource, '' for the main resource. */
+  subresource: '' | 'status';
+  /** The merge-patch body as sent (patches only; a copy). */
+  body?: object;
+  /** 200 on success, the HTTP status of an error, 500 for a lost write; undefined: no HTTP answer. */
+  code: number | undefined;
+  /** A conditions request dropped by fault injection: never sent to the API server. */
+  lost: boolean;
+}
+
 export interface SourceWatcherSimOptions {
   kubeConfig: KubeConfig;
   clock: VirtualClock;
@@ -22,6 +39,12 @@ export interface SourceWatcherSimOptions {
   concurrency?: number;
   /** Structured log sink: a constant message plus fields. Default: silent. */
   log?: SimLog;
+  /**
+   * Called once per request to a single AG, in the order they are answered: every GET and PATCH
+   * the simulator sends, and every conditions PATCH that fault injection drops (code 500,
+   * lost: true). Not called for the LIST and WATCH of the informer. Default: none.
+   */
+  onRequest?: (request: SimRequest) => void;
 }
 
 export interface SimStats {
@@ -74,9 +97,16 @@ export interface SourceWatcherSim {
   readonly dead: boolean;
   /** Extra virtual latency at the start of every reconcile. */
   setSlow(ms: number): void;
+  /** Virtual time every build takes, for AGs without their own build time. */
   setBuildTime(ms: number): void;
-  /** One AG's build time (virtual ms); null returns it to the shared build time. */
-  setBuildTimeOf(ref: AgKey | AgName, ms: number | null): void;
+  /**
+   * This AG's own build time in virtual ms (any finite value >= 0, e.g. 200 ms to 110 s; a slow
+   * artifact download), used from its next build on; undefined goes back to the global build
+   * time. Works for AGs not created yet. Does not enqueue.
+   */
+  setBuildTimeOf(ref: AgKey | AgName, ms: number | undefined): void;
+  /** The build time that applies to this AG now (its own, else the global one). */
+  buildTimeOf(ref: AgKey | AgName): number;
   setBuildFailure(ref: AgKey | AgName, failing: boolean): void;
   /** A missing source: Ready=False SourceFetchFailed, retried every 5 s. Enqueues the AG if it exists (source watch). */
   setSourceMissing(ref: AgKey | AgName, missing: boolean): void;

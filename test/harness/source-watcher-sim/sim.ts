@@ -29,6 +29,7 @@ import { RateLimiter, WorkQueue } from './work-queue.js';
 export type {
   ReconcileRecord,
   SimLog,
+  SimRequest,
   SimStats,
   SourceWatcherSim,
   SourceWatcherSimOptions,
@@ -105,7 +106,19 @@ class Simulator implements SourceWatcherSim {
     this.#namespace = options.namespace;
     this.#concurrency = concurrency;
     this.#log = options.log ?? (() => undefined);
-    this.#api = new AgApi(options.kubeConfig);
+    const onRequest = options.onRequest;
+    this.#api = new AgApi(
+      options.kubeConfig,
+      onRequest &&
+        (({ namespace, name, body, ...rest }) => {
+          onRequest({
+            ...rest,
+            at: this.#clock.now(),
+            key: `${namespace}/${name}`,
+            ...(body ? { body: structuredClone(body) } : {}),
+          });
+        }),
+    );
     this.#informer = new AgInformer(
       this.#api,
       this.#namespace,
@@ -240,9 +253,12 @@ class Simulator implements SourceWatcherSim {
     this.#knobs.buildTimeMs = ms;
   }
 
-  /** The build time of one AG (virtual ms); null returns it to the shared build time. */
-  setBuildTimeOf(ref: AgKey | AgName, ms: number | null): void {
+  setBuildTimeOf(ref: AgKey | AgName, ms: number | undefined): void {
     this.#knobs.setBuildTimeOf(toKey(ref), ms);
+  }
+
+  buildTimeOf(ref: AgKey | AgName): number {
+    return this.#knobs.buildTimeOf(toKey(ref));
   }
 
   setBuildFailure(ref: AgKey | AgName, failing: boolean): void {
