@@ -23,12 +23,16 @@ import {
 import type { BrokerTuning } from '../harness/system.js';
 import { MAX_BUILD_MS, MIN_BUILD_MS, runFleet } from '../harness/fleet.js';
 
-/** Sizes: 300+ honest rebuilds and 50 stalls that ran a build (issue 13's bar). */
+/**
+ * The suite runs a fleet sized for CI time (every settle of the harness lists the world, so wall
+ * time grows with AGs x clock stops). The full size of issue 13 (300+ honest rebuilds, 50 stalls,
+ * 1 and 3 replicas) is `npm run bench -- --only P8`, which runs the same fleet (docs/benchmarks.md).
+ */
 const FLEET = {
-  honest: Number(process.env['E2E_FLEET_HONEST'] ?? 100),
-  firstBuildStalls: Number(process.env['E2E_FLEET_FIRST_STALLS'] ?? 25),
-  rebuildStalls: Number(process.env['E2E_FLEET_REBUILD_STALLS'] ?? 25),
-  rounds: Number(process.env['E2E_FLEET_ROUNDS'] ?? 3),
+  honest: 30,
+  firstBuildStalls: 8,
+  rebuildStalls: 8,
+  rounds: 3,
   buildTimeSteps: 12,
 };
 
