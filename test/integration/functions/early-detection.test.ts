@@ -24,6 +24,7 @@ import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
 import { createKubeClient } from '../../../shared/kube/client.js';
 import {
   agRefOf,
+  customObjects,
   getArtifactGenerator,
   testKubeConfig,
   writeArtifactGeneratorStatus,
@@ -53,6 +54,16 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
   await sink.close();
   await proxy.stop();
+  // detect armed its follow-up alarm for the honest builds in progress: leave no alarm behind.
+  await customObjects(kc)
+    .deleteNamespacedCustomObject({
+      group: 'sources.knative.dev',
+      version: 'v1',
+      plural: 'pingsources',
+      namespace: 'source-watcher-recovery',
+      name: 'recovery-alarm',
+    })
+    .catch(() => undefined);
 });
 beforeEach(() => {
   sink.events.length = 0;
