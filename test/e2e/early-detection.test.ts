@@ -29,10 +29,10 @@ import { MAX_BUILD_MS, MIN_BUILD_MS, runFleet } from '../harness/fleet.js';
  * 1 and 3 replicas) is `npm run bench -- --only P8`, which runs the same fleet (docs/benchmarks.md).
  */
 const FLEET = {
-  honest: 30,
-  firstBuildStalls: 8,
-  rebuildStalls: 8,
-  rounds: 3,
+  honest: 24,
+  firstBuildStalls: 6,
+  rebuildStalls: 6,
+  rounds: 2,
   buildTimeSteps: 12,
 };
 
