@@ -46,6 +46,7 @@ const EXPECTED_GRANTS: Record<string, string[]> = {
     `* ${AG}/artifactgenerators get`,
     `* ${AG}/artifactgenerators patch`,
     `* ${AG}/artifactgenerators/status patch`,
+    `* ${PS}/packagesources get`,
   ],
   'surface-stalled': [
     `* ${AG}/artifactgenerators get`,

@@ -53,10 +53,13 @@ const CORE_OBJECTS = [
   'PingSource/resync',
   'SinkBinding/detect',
 ];
+// The Cozystack part: surface-stalled, and force-drift's read of PackageSources (docs/adr/0020).
 const COZYSTACK_OBJECTS = [
   'ServiceAccount/surface-stalled',
   'ClusterRole/source-watcher-recovery-surface-stalled',
   'ClusterRoleBinding/source-watcher-recovery-surface-stalled',
+  'ClusterRole/source-watcher-recovery-force-drift-packagesources',
+  'ClusterRoleBinding/source-watcher-recovery-force-drift-packagesources',
   'Service/surface-stalled',
   'Trigger/surface-stalled-ag-add',
   'Trigger/surface-stalled-ag-update',
@@ -206,6 +209,9 @@ describe('overlays', () => {
       expect(o, key(o)).toEqual(base.find((b) => key(b) === key(o)));
     }
     expect(loadRbacRules('surface-stalled', fluxOnly)).toEqual([]);
+    expect(
+      loadRbacRules('force-drift', fluxOnly).filter((r) => r.apiGroups.includes('cozystack.io')),
+    ).toEqual([]);
   });
 });
 
