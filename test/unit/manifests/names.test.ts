@@ -64,44 +64,59 @@ describe.each(ENTRY_POINTS)('%s', (entry) => {
     findObject(objects, 'PingSource', data.RESYNC_PINGSOURCE ?? '');
   });
 
-  it('changing only the ConfigMap renames the alarm and the resync everywhere', () => {
-    const root = renamedCopy('follow-up', 'sweep-every-5m');
-    const objects = renderKustomize(path.join(root, entry));
-    const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
-    expect(data.ALARM_NAME).toBe('follow-up');
-    expect(data.RESYNC_PINGSOURCE).toBe('sweep-every-5m');
+  // kustomize renders a fresh copy here (nothing cached): slow on a busy machine.
+  it(
+    'changing only the ConfigMap renames the alarm and the resync everywhere',
+    { timeout: 60_000 },
+    () => {
+      const root = renamedCopy('follow-up', 'sweep-every-5m');
+      const objects = renderKustomize(path.join(root, entry));
+      const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<
+        string,
+        string
+      >;
+      expect(data.ALARM_NAME).toBe('follow-up');
+      expect(data.RESYNC_PINGSOURCE).toBe('sweep-every-5m');
 
-    const triggers = pingTriggers(objects);
-    expect(triggers['detect-alarm']).toBe(pingSource('follow-up'));
-    expect(triggers['detect-resync']).toBe(pingSource('sweep-every-5m'));
-    if (entry !== 'knative/overlays/flux-only') {
-      expect(triggers['surface-stalled-resync']).toBe(pingSource('sweep-every-5m'));
-    }
-    // No Trigger still listens to an old name.
-    for (const source of Object.values(triggers)) {
-      expect(source).not.toMatch(/\/(recovery-alarm|resync)$/);
-    }
-    // The resync PingSource carries the new name; none has the old one.
-    const pings = objectsOfKind(objects, 'PingSource').map((p) => p.metadata.name);
-    expect(pings).toEqual(['sweep-every-5m']);
-    // detect may read, move and delete exactly the renamed alarm.
-    const named = loadRbacRules('detect', objects).flatMap((r) => r.resourceNames ?? []);
-    expect(new Set(named)).toEqual(new Set(['follow-up']));
-  });
+      const triggers = pingTriggers(objects);
+      expect(triggers['detect-alarm']).toBe(pingSource('follow-up'));
+      expect(triggers['detect-resync']).toBe(pingSource('sweep-every-5m'));
+      if (entry !== 'knative/overlays/flux-only') {
+        expect(triggers['surface-stalled-resync']).toBe(pingSource('sweep-every-5m'));
+      }
+      // No Trigger still listens to an old name.
+      for (const source of Object.values(triggers)) {
+        expect(source).not.toMatch(/\/(recovery-alarm|resync)$/);
+      }
+      // The resync PingSource carries the new name; none has the old one.
+      const pings = objectsOfKind(objects, 'PingSource').map((p) => p.metadata.name);
+      expect(pings).toEqual(['sweep-every-5m']);
+      // detect may read, move and delete exactly the renamed alarm.
+      const named = loadRbacRules('detect', objects).flatMap((r) => r.resourceNames ?? []);
+      expect(new Set(named)).toEqual(new Set(['follow-up']));
+    },
+  );
 });
 
 describe('ALARM_NAMESPACE', () => {
-  it('is derived from the install namespace: an edit of it in the ConfigMap cannot diverge', () => {
-    const root = path.join(tmp, 'namespace');
-    cpSync(path.join(REPO_ROOT, 'knative'), path.join(root, 'knative'), { recursive: true });
-    const config = path.join(root, 'knative', 'core', 'config.yaml');
-    writeFileSync(
-      config,
-      readFileSync(config, 'utf8').replace(/^( {2}ALARM_NAMESPACE:).*$/m, '$1 elsewhere'),
-    );
-    const objects = renderKustomize(path.join(root, 'knative'));
-    const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
-    expect(data.ALARM_NAMESPACE).toBe(RECOVERY_NAMESPACE);
-    expect(pingTriggers(objects)['detect-alarm']).toBe(pingSource('recovery-alarm'));
-  });
+  it(
+    'is derived from the install namespace: an edit of it in the ConfigMap cannot diverge',
+    { timeout: 60_000 },
+    () => {
+      const root = path.join(tmp, 'namespace');
+      cpSync(path.join(REPO_ROOT, 'knative'), path.join(root, 'knative'), { recursive: true });
+      const config = path.join(root, 'knative', 'core', 'config.yaml');
+      writeFileSync(
+        config,
+        readFileSync(config, 'utf8').replace(/^( {2}ALARM_NAMESPACE:).*$/m, '$1 elsewhere'),
+      );
+      const objects = renderKustomize(path.join(root, 'knative'));
+      const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<
+        string,
+        string
+      >;
+      expect(data.ALARM_NAMESPACE).toBe(RECOVERY_NAMESPACE);
+      expect(pingTriggers(objects)['detect-alarm']).toBe(pingSource('recovery-alarm'));
+    },
+  );
 });
