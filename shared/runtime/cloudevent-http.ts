@@ -25,7 +25,8 @@ export interface IncomingEvent {
   readonly extensions: Readonly<Record<string, unknown>>;
 }
 
-const CORE_ATTRIBUTES = new Set([
+/** Context attributes and data: everything else on an event is an extension. */
+export const CORE_ATTRIBUTES: ReadonlySet<string> = new Set([
   'id',
   'type',
   'source',

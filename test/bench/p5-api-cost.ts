@@ -7,7 +7,13 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ACTION_FORCE, APISERVER_UPDATE, PING } from '../../shared/core/events.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
-import { cloudEvent, postEvent, startEventSink, type Answer } from '../support/http-events.js';
+import {
+  agResourceEvent,
+  cloudEvent,
+  postEvent,
+  startEventSink,
+  type Answer,
+} from '../support/http-events.js';
 import {
   functionKubeClient,
   startInProcessFunctions,
@@ -32,19 +38,8 @@ export const OWNED_AGS = 20;
 export const IDLE_PINGS = 12;
 const WRITE_VERBS = ['create', 'update', 'patch', 'delete', 'deletecollection'] as const;
 
-function agEvent(ag: ArtifactGenerator) {
-  return cloudEvent({
-    type: APISERVER_UPDATE,
-    source: 'https://10.96.0.1:443',
-    data: ag,
-    extensions: {
-      kind: 'ArtifactGenerator',
-      apiversion: 'source.extensions.fluxcd.io/v1beta1',
-      name: ag.metadata?.name ?? '',
-      namespace: ag.metadata?.namespace ?? '',
-    },
-  });
-}
+const agEvent = (ag: ArtifactGenerator) =>
+  agResourceEvent(ag, APISERVER_UPDATE, 'https://10.96.0.1:443');
 
 function pingEvent() {
   return cloudEvent({

@@ -7,13 +7,12 @@ import * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { ACTION_FORCE } from '../../shared/core/events.js';
 import { MERGE_PATCH } from '../support/apiserver.js';
-import type { ProxyCall } from '../support/kube-proxy.js';
+import { CLIENTS, requestOf } from '../support/rbac-calls.js';
 import {
   loadRbacRules,
   renderKustomize,
   rulesAllowing,
   RECOVERY_NAMESPACE,
-  type ApiRequest,
 } from '../support/manifests.js';
 import {
   MINUTE,
@@ -27,26 +26,6 @@ import {
   trackingCleared,
   wallClock,
 } from './scenario-kit.js';
-
-/** Client tag in the proxy log -> the ServiceAccount that client runs as. */
-const CLIENTS: [tag: string, serviceAccount: string][] = [
-  ['detect', 'detect'],
-  ['force-drift', 'force-drift'],
-  ['surface-stalled', 'surface-stalled'],
-  ['apiserversource', 'apiserversource'],
-  ['dead-letter', 'dead-letter'],
-];
-
-function requestOf(call: ApiRequest & Partial<ProxyCall>): ApiRequest {
-  return {
-    verb: call.verb,
-    group: call.group,
-    resource: call.resource,
-    ...(call.subresource ? { subresource: call.subresource } : {}),
-    ...(call.namespace ? { namespace: call.namespace } : {}),
-    ...(call.name ? { name: call.name } : {}),
-  };
-}
 
 describe('e2e: observe mode under the observe overlay RBAC', () => {
   it('decides, reports and arms its alarm with no call denied and no delivery failed', async () => {

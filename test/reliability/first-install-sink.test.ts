@@ -8,11 +8,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACTION_FORCE, APISERVER_UPDATE } from '../../shared/core/events.js';
+import { ACTION_FORCE } from '../../shared/core/events.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
-import { agRefOf, makeArtifactGenerator, testKubeConfig } from '../support/apiserver.js';
+import { makeArtifactGenerator, testKubeConfig } from '../support/apiserver.js';
 import { stuckStatus } from '../support/ag-states.js';
-import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
+import {
+  agResourceEvent,
+  postEvent,
+  startEventSink,
+  type EventSink,
+} from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import { ensureBuilt } from './support/build.js';
 import { spawnFunction, type ChildFunction } from './support/child-function.js';
@@ -65,16 +70,7 @@ function stuckEvent() {
     status: stuckStatus(Date.now() - 120_000),
   };
   ag.metadata = { ...ag.metadata, generation: 1, resourceVersion: '1', uid: 'u-1' };
-  const ref = agRefOf(ag);
-  return cloudEvent({
-    type: APISERVER_UPDATE,
-    data: ag,
-    extensions: {
-      kind: 'ArtifactGenerator',
-      apiversion: 'source.extensions.fluxcd.io/v1beta1',
-      ...ref,
-    },
-  });
+  return agResourceEvent(ag);
 }
 
 describe('detect on first install: where its action events go', () => {

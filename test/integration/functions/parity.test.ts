@@ -9,13 +9,11 @@ import {
   ANNOTATION_ATTEMPTS,
   ANNOTATION_LAST_RECOVERY_AT,
   ANNOTATION_REQUESTED_AT,
-  APISERVER_UPDATE,
   PING,
   REASON_FORCED,
   findCondition,
   formatTimeNano,
   readyOf,
-  type ActionData,
 } from '../../../shared/core/index.js';
 import type {
   ArtifactGenerator,
@@ -41,6 +39,8 @@ import {
 import { createAgWithStatus, ready, stuckStatus } from '../../support/ag-states.js';
 import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
 import {
+  actionEvent,
+  agResourceEvent,
   cloudEvent,
   postEvent,
   startEventSink,
@@ -120,30 +120,10 @@ async function ownedPair(
   return { name, ag, ps };
 }
 
-function forceEvent(ag: ArtifactGenerator, attempts = 0) {
-  const data: ActionData = {
-    namespace: ag.metadata?.namespace ?? '',
-    name: ag.metadata?.name ?? '',
-    resourceVersion: ag.metadata?.resourceVersion ?? '',
-    attempts,
-    decidedAt: formatTimeNano(T0),
-  };
-  return cloudEvent({ type: ACTION_FORCE, source: '/source-watcher-recovery/detect', data });
-}
+const forceEvent = (ag: ArtifactGenerator, attempts = 0) =>
+  actionEvent(ACTION_FORCE, ag, attempts, T0);
 
-function agEvent(ag: ArtifactGenerator) {
-  const ref = agRefOf(ag);
-  return cloudEvent({
-    type: APISERVER_UPDATE,
-    data: ag,
-    extensions: {
-      kind: 'ArtifactGenerator',
-      apiversion: 'source.extensions.fluxcd.io/v1beta1',
-      name: ref.name,
-      namespace: ref.namespace,
-    },
-  });
-}
+const agEvent = (ag: ArtifactGenerator) => agResourceEvent(ag);
 
 const resyncPing = () =>
   cloudEvent({

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { CloudEvent, HTTP } from 'cloudevents';
-import { HttpInputError, parseCloudEvent } from '../../../shared/runtime/cloudevent-http.js';
+import {
+  CORE_ATTRIBUTES,
+  HttpInputError,
+  parseCloudEvent,
+} from '../../../shared/runtime/cloudevent-http.js';
 
 const event = new CloudEvent({
   id: 'e-1',
@@ -145,23 +149,7 @@ describe('parseCloudEvent: binary mode is read directly, as the SDK would read i
     const e = HTTP.toEvent<unknown>({ headers, body }) as CloudEvent<unknown>;
     const extensions: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(e)) {
-      if (
-        ![
-          'id',
-          'type',
-          'source',
-          'specversion',
-          'subject',
-          'time',
-          'datacontenttype',
-          'dataschema',
-          'data',
-          'data_base64',
-        ].includes(k) &&
-        v !== undefined &&
-        typeof v !== 'function'
-      )
-        extensions[k] = v;
+      if (!CORE_ATTRIBUTES.has(k) && v !== undefined && typeof v !== 'function') extensions[k] = v;
     }
     return {
       id: e.id,
