@@ -1,7 +1,8 @@
 # One image for all four functions. Each Knative Service picks its entry point with `command`
 # (knative/*/service-*.yaml); the default below runs detect.
 # Build: docker build -t ghcr.io/cozystack/source-watcher-recovery:0.1.0 .
-ARG NODE_IMAGE=node:24-alpine
+# The Node major CI tests on: package.json engines, .ci/run and this image agree (a test checks).
+ARG NODE_IMAGE=node:20-alpine
 
 # --- build: all dependencies, compile TypeScript to dist/ ---
 FROM ${NODE_IMAGE} AS build

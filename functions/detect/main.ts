@@ -4,12 +4,34 @@ import { createApp } from './app.js';
 import { createAlarmFollowUps } from './alarm.js';
 
 await runMain('detect', ({ config, logger, kube, clock, isReady }) => {
-  if (config.sinkUrl === undefined)
-    logger.warn({}, 'no broker configured: set K_SINK or BROKER_URL');
+  // First install: a Revision may start before the SinkBinding has injected K_SINK. The shipped
+  // recovery-config sets BROKER_URL to the same Broker, so detect can post from its first event;
+  // with neither, readiness fails, so Knative sends this Revision no traffic (docs/adr/0024).
+  switch (config.sinkFrom) {
+    case 'K_SINK':
+      logger.info({ sink: config.sinkUrl, from: 'K_SINK' }, 'action events go to K_SINK');
+      break;
+    case 'BROKER_URL':
+      logger.warn(
+        { sink: config.sinkUrl, from: 'BROKER_URL' },
+        'K_SINK is not set (the SinkBinding has not injected it yet): action events go to BROKER_URL from recovery-config',
+      );
+      break;
+    case undefined:
+      logger.error(
+        {},
+        'no sink for action events: neither K_SINK (SinkBinding) nor BROKER_URL (recovery-config) is set; readiness fails until one is',
+      );
+      break;
+  }
   const emitter =
     config.sinkUrl !== undefined
       ? createBrokerEmitter({ url: config.sinkUrl })
       : missingSinkEmitter();
   const followUps = createAlarmFollowUps({ kube, clock, config });
-  return createApp({ kube, clock, logger, config, emitter, followUps }, { isReady });
+  const sinkKnown = config.sinkUrl !== undefined;
+  return createApp(
+    { kube, clock, logger, config, emitter, followUps },
+    { isReady: () => isReady() && sinkKnown },
+  );
 });

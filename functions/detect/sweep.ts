@@ -1,6 +1,9 @@
-// The sweep: list every AG page by page (not from the watch cache, which ignores `limit`), evaluate each like an update, emit the due actions, then
-// program the follow-up alarm to the earliest due time (or remove it when nothing is due).
+// The sweep: list every AG page by page (not from the watch cache, which ignores `limit`), evaluate
+// each like an update, emit the due actions, then program the follow-up alarm to the earliest due
+// time (or remove it when nothing is due).
 
+import type { ArtifactGenerator } from '../../shared/core/types.js';
+import type { ListPage } from '../../shared/kube/port.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
 import { EmitError } from '../../shared/runtime/outcome.js';
@@ -14,15 +17,24 @@ export const SWEEP_PAGE_SIZE = 500;
 export async function sweep(log: Logger, deps: DetectDeps): Promise<Outcome> {
   const now = deps.clock.now();
   let earliest: number | null = null;
-  let continueToken: string | undefined;
   let listed = 0;
   let emitted = 0;
   let emitFailures = 0;
-  do {
-    const page = await deps.kube.listArtifactGenerators({
+  const fetchPage = (continueToken?: string): Promise<ListPage<ArtifactGenerator>> => {
+    const request = deps.kube.listArtifactGenerators({
       limit: SWEEP_PAGE_SIZE,
       ...(continueToken !== undefined ? { continueToken } : {}),
     });
+    // Awaited below; until then a failure must not count as unhandled.
+    request.catch(() => undefined);
+    return request;
+  };
+  // The next page is requested before this one is evaluated: the API server's work on it overlaps
+  // ours, which is most of the sweep's time beyond the list itself (at most two pages in memory).
+  let next: Promise<ListPage<ArtifactGenerator>> | undefined = fetchPage();
+  while (next !== undefined) {
+    const page: ListPage<ArtifactGenerator> = await next;
+    next = page.continueToken !== undefined ? fetchPage(page.continueToken) : undefined;
     for (const ag of page.items) {
       listed++;
       let evaluation: Evaluation = evaluate(ag, now, deps);
@@ -56,8 +68,7 @@ export async function sweep(log: Logger, deps: DetectDeps): Promise<Outcome> {
         emitFailures++;
       }
     }
-    continueToken = page.continueToken;
-  } while (continueToken !== undefined);
+  }
 
   await deps.followUps.settle(earliest, log);
   log.info({ listed, emitted, emitFailures, earliestDue: earliest }, 'sweep done');

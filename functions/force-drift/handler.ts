@@ -4,7 +4,14 @@
 import { ACTION_CLEAR_TRACKING, ACTION_FORCE } from '../../shared/core/events.js';
 import { parseActionData } from '../../shared/core/parse.js';
 import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
-import { decide, LOST_WRITE, NO_SIGNALS, type Signals } from '../../shared/core/index.js';
+import {
+  controllingPackageSource,
+  decide,
+  isPackageSourceDeleting,
+  LOST_WRITE,
+  NO_SIGNALS,
+  type Signals,
+} from '../../shared/core/index.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import type { Logger } from '../../shared/runtime/logger.js';
@@ -70,6 +77,13 @@ async function act(
   const now = deps.clock.now();
   const decision = decide(ag, now, deps.config.recovery, signals);
   const observe = deps.config.recovery.mode === 'observe';
+  if (
+    (decision.kind === 'force' || decision.kind === 'resume') &&
+    (await ownerDeleting(ag, deps))
+  ) {
+    log.info({ decision: decision.kind }, 'PackageSource being deleted; not forcing');
+    return 'owner-deleting';
+  }
   switch (decision.kind) {
     case 'force':
       if (observe) {
@@ -99,5 +113,22 @@ async function act(
       return 'given-up';
     case 'ignore':
       return decision.why === 'deleting' ? 'deleting' : 'nothing-to-do';
+  }
+}
+
+/**
+ * The AG's controlling PackageSource is being deleted (held by a finalizer): its AG is not forced
+ * (docs/adr/0020). One cached read, only for an AG that a PackageSource controls and only when a
+ * force is due; a PackageSource that is gone does not stop the force (the AG is an orphan that the
+ * garbage collector removes, and forcing it is harmless).
+ */
+async function ownerDeleting(ag: ArtifactGenerator, deps: ForceDriftDeps): Promise<boolean> {
+  const owner = controllingPackageSource(ag);
+  if (owner === null) return false;
+  try {
+    return isPackageSourceDeleting(await deps.kube.getPackageSource(owner, { cached: true }));
+  } catch (e) {
+    if (isKubeError(e, 'NotFound')) return false;
+    throw e;
   }
 }

@@ -32,7 +32,8 @@ export type StepResult =
   | 'nothing-to-do'
   | 'waiting'
   | 'given-up'
-  | 'deleting';
+  | 'deleting'
+  | 'owner-deleting';
 
 /** Status-write retries after a conflict, while the claim is still ours. */
 const STATUS_ROUNDS = 3;

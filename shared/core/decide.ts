@@ -93,6 +93,11 @@ export function decide(
  * The last force was claimed (attempts, last-recovery-at) but its final write, requestedAt = the
  * same timestamp, is not there yet. True while the claim is in place, i.e. a resume may be due
  * once RESUME_SETTLE_MS has passed.
+ *
+ * A requestedAt later than the claim is foreign (flux reconcile, a person, another tool wrote it
+ * after we claimed): source-watcher has been asked to reconcile already, and a resume would be an
+ * uncounted extra force that can overwrite its in-progress Ready. Only a requestedAt that is
+ * missing, unreadable or older than the claim marks our force unfinished (docs/adr/0021).
  */
 export function forceUnfinished(
   ag: ArtifactGenerator,
@@ -100,8 +105,8 @@ export function forceUnfinished(
   lastRecoveryAt: number | null,
 ): boolean {
   if (attempts < 1 || lastRecoveryAt === null) return false;
-  const requested = ownValue(ag.metadata?.annotations, ANNOTATION_REQUESTED_AT);
-  return parseTime(requested) !== lastRecoveryAt;
+  const requested = parseTime(ownValue(ag.metadata?.annotations, ANNOTATION_REQUESTED_AT));
+  return requested === null || requested < lastRecoveryAt;
 }
 
 function resumeDue(

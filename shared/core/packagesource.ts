@@ -21,7 +21,8 @@ import type { ArtifactGenerator, Condition, PackageSource } from './types.js';
 
 /** Reason used when the AG's Ready has no reason the PackageSource schema would accept. */
 export const REASON_COPIED_FALLBACK = 'ArtifactGeneratorReady';
-export const REASON_PROGRESSING = 'Progressing';
+/** PackageSource Ready while the AG has no (usable) Ready condition, as the reference writes. */
+export const REASON_AG_NOT_READY = 'ArtifactGeneratorNotReady';
 export const ISSUE = 'fluxcd/pkg#934';
 
 const CONDITION_STATUSES = new Set(['True', 'False', 'Unknown']);
@@ -47,8 +48,17 @@ export function controllingPackageSource(ag: ArtifactGenerator): string | null {
 }
 
 /**
- * The Ready condition the PackageSource should carry for this AG, or null when the AG is left
- * alone (being deleted, or without a name). Deterministic in (ag, ps, now, cfg); `now` only
+ * A PackageSource being deleted (deletionTimestamp set, held by a finalizer): we write nothing to
+ * it and force nothing on its AG, as the reference driver.
+ */
+export function isPackageSourceDeleting(ps: PackageSource): boolean {
+  const ts: unknown = ps.metadata?.deletionTimestamp;
+  return ts !== undefined && ts !== null && ts !== '';
+}
+
+/**
+ * The Ready condition the PackageSource should carry for this AG, or null when it is left alone
+ * (the AG or the PackageSource is being deleted, or the AG has no name). Deterministic in (ag, ps, now, cfg); `now` only
  * stamps the lastTransitionTime of a synthetic condition whose status changes.
  */
 export function desiredPackageSourceReady(
@@ -57,6 +67,7 @@ export function desiredPackageSourceReady(
   now: number,
   cfg: RecoveryConfig,
 ): Condition | null {
+  if (isPackageSourceDeleting(ps)) return null;
   const decision = decide(ag, now, cfg);
   if (decision.kind === 'ignore') return null;
   const current = findCondition(ps.status?.conditions, READY);
@@ -157,8 +168,10 @@ function copyThrough(ag: ArtifactGenerator, agName: string): Body {
   if (ready === undefined || ready.status === undefined || !CONDITION_STATUSES.has(ready.status)) {
     return {
       status: 'Unknown',
-      reason: REASON_PROGRESSING,
-      message: `waiting for ArtifactGenerator ${agName} to report Ready`,
+      reason: REASON_AG_NOT_READY,
+      message:
+        `ArtifactGenerator ${agName} has no Ready condition yet; ` +
+        `waiting for source-watcher to report one`,
     };
   }
   if (ready.reason === REASON_FORCED) {

@@ -26,6 +26,7 @@ export interface ObjectMeta {
   generation?: number;
   creationTimestamp?: string;
   deletionTimestamp?: string;
+  finalizers?: string[];
   annotations?: Record<string, string>;
   labels?: Record<string, string>;
   ownerReferences?: OwnerReference[];

@@ -12,6 +12,8 @@ export interface FunctionConfig {
   readonly kubeconfigPath: string | undefined;
   /** Where detect posts action events: K_SINK (SinkBinding), else BROKER_URL. */
   readonly sinkUrl: string | undefined;
+  /** Which variable sinkUrl came from; undefined when neither is set. */
+  readonly sinkFrom: 'K_SINK' | 'BROKER_URL' | undefined;
   /** The follow-up alarm PingSource that detect programs. */
   readonly alarm: {
     readonly namespace: string;
@@ -60,11 +62,15 @@ export function loadConfig(
     errors.push(`LOG_LEVEL="${levelText}": expected one of ${LOG_LEVELS.join(', ')}`);
   }
 
-  const sinkUrl = text('K_SINK') ?? text('BROKER_URL');
+  const sinkFrom =
+    text('K_SINK') !== undefined
+      ? ('K_SINK' as const)
+      : text('BROKER_URL') !== undefined
+        ? ('BROKER_URL' as const)
+        : undefined;
+  const sinkUrl = sinkFrom !== undefined ? text(sinkFrom) : undefined;
   if (sinkUrl !== undefined && !isHttpUrl(sinkUrl)) {
-    errors.push(
-      `${text('K_SINK') !== undefined ? 'K_SINK' : 'BROKER_URL'}="${sinkUrl}": expected an http(s) URL`,
-    );
+    errors.push(`${sinkFrom}="${sinkUrl}": expected an http(s) URL`);
   }
 
   const alarmNamespace = text('ALARM_NAMESPACE') ?? 'source-watcher-recovery';
@@ -97,6 +103,7 @@ export function loadConfig(
     recovery,
     kubeconfigPath: text('KUBECONFIG'),
     sinkUrl,
+    sinkFrom,
     alarm: { namespace: alarmNamespace, name: alarmName, sinkBroker },
     resyncPingSource,
     kubeRequestTimeoutMs,

@@ -29,7 +29,7 @@ export function createFunctionApp(opts: FunctionAppOptions): express.Express {
   });
   app.get('/health/readiness', (_req, res) => {
     const ready = opts.isReady?.() ?? true;
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'draining' });
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not-ready' });
   });
 
   app.post(

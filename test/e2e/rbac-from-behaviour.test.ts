@@ -4,12 +4,11 @@
 // used by some call (nothing granted for nothing).
 
 import { describe, expect, it } from 'vitest';
-import type { ProxyCall } from '../support/kube-proxy.js';
+import { CLIENTS, requestOf } from '../support/rbac-calls.js';
 import {
   loadRbacRules,
   rulesAllowing,
   RECOVERY_NAMESPACE,
-  type ApiRequest,
   type PolicyRule,
 } from '../support/manifests.js';
 import {
@@ -23,26 +22,6 @@ import {
   startSystem,
   wallClock,
 } from './scenario-kit.js';
-
-/** Client tag in the proxy log -> the ServiceAccount that client runs as. */
-const CLIENTS: [tag: string, serviceAccount: string][] = [
-  ['detect', 'detect'],
-  ['force-drift', 'force-drift'],
-  ['surface-stalled', 'surface-stalled'],
-  ['apiserversource', 'apiserversource'],
-  ['dead-letter', 'dead-letter'],
-];
-
-function requestOf(call: ProxyCall): ApiRequest {
-  return {
-    verb: call.verb,
-    group: call.group,
-    resource: call.resource,
-    ...(call.subresource !== '' ? { subresource: call.subresource } : {}),
-    ...(call.namespace !== '' ? { namespace: call.namespace } : {}),
-    ...(call.name !== '' ? { name: call.name } : {}),
-  };
-}
 
 function describeRule(rule: PolicyRule): string {
   const names = rule.resourceNames ? ` names=${rule.resourceNames.join(',')}` : '';

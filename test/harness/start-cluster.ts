@@ -5,36 +5,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { createKnativeParts } from './system/knative.js';
 import { FUNCTION_NAMES, startFunctions } from './system/functions.js';
-import type { EmuClock } from './knative/clock.js';
-
-/** The system clock with timers, in the shape the emulation takes. */
-function realClock(): EmuClock & { stop(): void } {
-  const timers = new Map<number, NodeJS.Timeout>();
-  let next = 1;
-  return {
-    now: () => Date.now(),
-    setTimer(at, fn) {
-      const id = next++;
-      const timer = setTimeout(
-        () => {
-          timers.delete(id);
-          void fn();
-        },
-        Math.max(0, at - Date.now()),
-      );
-      timers.set(id, timer);
-      return id;
-    },
-    cancel(id) {
-      clearTimeout(timers.get(id));
-      return timers.delete(id);
-    },
-    stop() {
-      for (const t of timers.values()) clearTimeout(t);
-      timers.clear();
-    },
-  };
-}
+import { systemTimerClock } from '../../shared/runtime/clock.js';
 
 export async function runAgainstCluster(
   kubeconfigPath: string,
@@ -46,7 +17,7 @@ export async function runAgainstCluster(
   say(
     `source-watcher recovery against ${kc.getCurrentCluster()?.server ?? 'the cluster'} (Ctrl-C to stop)`,
   );
-  const clock = realClock();
+  const clock = systemTimerClock();
   const knative = createKnativeParts({
     clock,
     apiServerSourceKubeConfig: kc,

@@ -7,6 +7,9 @@ import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
 import { CloudEvent, HTTP, type CloudEventV1 } from 'cloudevents';
 import { randomUUID } from 'node:crypto';
+import { ACTION_SOURCE, type ActionData } from '../../shared/core/events.js';
+import { formatTimeNano } from '../../shared/core/time.js';
+import type { ArtifactGenerator } from '../../shared/core/types.js';
 
 export interface Started {
   readonly url: string;
@@ -46,6 +49,42 @@ export function cloudEvent(attrs: {
     data: attrs.data,
     ...(attrs.extensions ?? {}),
   });
+}
+
+/** An ApiServerSource Resource-mode event for an AG (`type` defaults to an update). */
+export function agResourceEvent(
+  ag: { metadata?: { namespace?: string; name?: string } },
+  type = 'dev.knative.apiserver.resource.update',
+  source?: string,
+): CloudEvent<unknown> {
+  return cloudEvent({
+    type,
+    ...(source !== undefined ? { source } : {}),
+    data: ag,
+    extensions: {
+      kind: 'ArtifactGenerator',
+      apiversion: 'source.extensions.fluxcd.io/v1beta1',
+      name: ag.metadata?.name ?? '',
+      namespace: ag.metadata?.namespace ?? '',
+    },
+  });
+}
+
+/** An action event from detect about `ag` (force, clear-tracking, stalled). */
+export function actionEvent(
+  type: string,
+  ag: ArtifactGenerator,
+  attempts: number,
+  decidedAtMs: number,
+): CloudEvent<unknown> {
+  const data: ActionData = {
+    namespace: ag.metadata?.namespace ?? '',
+    name: ag.metadata?.name ?? '',
+    resourceVersion: ag.metadata?.resourceVersion ?? '',
+    attempts,
+    decidedAt: formatTimeNano(decidedAtMs),
+  };
+  return cloudEvent({ type, source: ACTION_SOURCE, data });
 }
 
 export interface Answer {

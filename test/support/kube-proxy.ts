@@ -53,6 +53,8 @@ export interface CallMatch {
   namespace?: string;
   name?: string;
   clientTag?: string;
+  /** Any further condition (e.g. "no RBAC rule of this client allows it"). */
+  where?: (call: ApiRequestInfo & { clientTag: string }) => boolean;
 }
 
 /**
@@ -470,7 +472,8 @@ export function matches(call: ApiRequestInfo & { clientTag: string }, match: Cal
     (match.subresource === undefined || match.subresource === call.subresource) &&
     (match.namespace === undefined || match.namespace === call.namespace) &&
     (match.name === undefined || match.name === call.name) &&
-    (match.clientTag === undefined || match.clientTag === call.clientTag)
+    (match.clientTag === undefined || match.clientTag === call.clientTag) &&
+    (match.where === undefined || match.where(call))
   );
 }
 

@@ -315,6 +315,12 @@ export class PingScheduler {
   #wake(key: string, version: number, scheduledAt: number): Promise<void> | undefined {
     const entry = this.#entries.get(key);
     if (!this.#running || !entry || entry.version !== version) return undefined;
+    if (this.#clock.now() < scheduledAt) {
+      // Woken before the tick's moment (a clock that cannot hold a long delay): wait again, send
+      // nothing. A tick is sent only once its moment has come.
+      entry.timer = this.#clock.setTimer(scheduledAt, () => this.#wake(key, version, scheduledAt));
+      return undefined;
+    }
     const source = entry.source;
     this.#arm(entry);
     const jitter = rngInt(this.#rng, 0, this.#opts.jitterMaxMs ?? 500);

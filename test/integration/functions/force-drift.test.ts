@@ -11,7 +11,6 @@ import {
   parseTime,
   readyOf,
   REASON_FORCED,
-  type ActionData,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
 import { createApp } from '../../../functions/force-drift/app.js';
@@ -29,7 +28,13 @@ import {
   stuckStatus,
 } from '../../support/ag-states.js';
 import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
-import { cloudEvent, postEvent, type Mode, type Started } from '../../support/http-events.js';
+import {
+  actionEvent as sharedActionEvent,
+  cloudEvent,
+  postEvent,
+  type Mode,
+  type Started,
+} from '../../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
@@ -63,16 +68,8 @@ async function startForceDrift(
   return s;
 }
 
-function actionEvent(type: string, ag: ArtifactGenerator, attempts = 0) {
-  const data: ActionData = {
-    namespace: ag.metadata?.namespace ?? '',
-    name: ag.metadata?.name ?? '',
-    resourceVersion: ag.metadata?.resourceVersion ?? '',
-    attempts,
-    decidedAt: formatTimeNano(T0),
-  };
-  return cloudEvent({ type, source: '/source-watcher-recovery/detect', data });
-}
+const actionEvent = (type: string, ag: ArtifactGenerator, attempts = 0) =>
+  sharedActionEvent(type, ag, attempts, T0);
 
 const annotations = (ag: ArtifactGenerator): Record<string, string> =>
   ag.metadata?.annotations ?? {};

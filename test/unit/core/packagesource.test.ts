@@ -4,11 +4,13 @@ import {
   desiredPackageSourceReady,
   formatTimeNano,
   formatTimeSeconds,
+  isPackageSourceDeleting,
   packageSourceNeedsUpdate,
   REASON_PATTERN,
   type ArtifactGenerator,
   type Condition,
   type OwnerReference,
+  type PackageSource,
 } from '../../../shared/core/index.js';
 import {
   buildFailed,
@@ -83,16 +85,35 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
     });
   });
 
-  it('Ready missing -> Unknown/Progressing, waiting for the AG', () => {
-    const ag = makeAg({ ready: null, created: NOW - 5 * SEC });
+  // As the reference driver and earlier Cozystack (issue 12, item 2).
+  it.each<[string, ArtifactGenerator]>([
+    ['Ready missing', makeAg({ ready: null, created: NOW - 5 * SEC })],
+    [
+      'Ready with no usable status',
+      makeAg({ ready: { ...succeeded(NOW), status: 'Maybe' } as Condition }),
+    ],
+  ])('%s -> Unknown/ArtifactGeneratorNotReady', (_label, ag) => {
     expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)).toEqual({
       type: 'Ready',
       status: 'Unknown',
-      reason: 'Progressing',
-      message: 'waiting for ArtifactGenerator cozy-system/cozystack-platform to report Ready',
+      reason: 'ArtifactGeneratorNotReady',
+      message:
+        'ArtifactGenerator cozy-system/cozystack-platform has no Ready condition yet; ' +
+        'waiting for source-watcher to report one',
       lastTransitionTime: formatTimeSeconds(NOW),
       observedGeneration: PS_GEN,
     });
+  });
+
+  it.each<[string, 'enforce' | 'observe' | 'off']>([
+    ['enforce', 'enforce'],
+    ['observe', 'observe'],
+    ['off', 'off'],
+  ])('Ready missing -> ArtifactGeneratorNotReady in mode %s too', (_label, mode) => {
+    const ag = makeAg({ ready: null, created: NOW - 5 * SEC });
+    expect(desiredPackageSourceReady(ag, makePs(), NOW, cfgWith({ mode }))?.reason).toBe(
+      'ArtifactGeneratorNotReady',
+    );
   });
 
   it('an unusable copied reason is replaced, never passed on', () => {
@@ -323,5 +344,39 @@ describe('packageSourceNeedsUpdate', () => {
     const later = desiredPackageSourceReady(ag, makePs(first), NOW + 15 * SEC, CFG);
     if (later === null) throw new Error('expected a condition');
     expect(packageSourceNeedsUpdate(makePs(first), later)).toBe(false);
+  });
+});
+
+describe('desiredPackageSourceReady: a PackageSource being deleted is left alone', () => {
+  // Its deletion is held by a finalizer; the reference writes nothing to it (issue 12, item 1).
+  const deleting = (): PackageSource => {
+    const ps = makePs();
+    if (ps.metadata) {
+      ps.metadata.deletionTimestamp = formatTimeSeconds(NOW - MIN);
+      ps.metadata.finalizers = ['cozystack.io/packagesource'];
+    }
+    return ps;
+  };
+  it.each<[string, ArtifactGenerator]>([
+    ['healthy AG', makeAg({ ready: succeeded(NOW - MIN) })],
+    ['stuck AG', makeAg()],
+    [
+      'AG in a backoff window',
+      makeAg({ ready: marker(NOW - 10 * SEC), attempts: '2', last: NOW - 10 * SEC }),
+    ],
+    [
+      'AG past the final window',
+      makeAg({ ready: marker(NOW - 5 * MIN), attempts: '5', last: NOW - 5 * MIN }),
+    ],
+  ])('%s -> null (no write)', (_label, ag) => {
+    expect(desiredPackageSourceReady(ag, deleting(), NOW, CFG)).toBeNull();
+  });
+
+  it('isPackageSourceDeleting reads deletionTimestamp only', () => {
+    expect(isPackageSourceDeleting(deleting())).toBe(true);
+    expect(isPackageSourceDeleting(makePs())).toBe(false);
+    const empty = makePs();
+    if (empty.metadata) empty.metadata.deletionTimestamp = '';
+    expect(isPackageSourceDeleting(empty)).toBe(false);
   });
 });

@@ -253,3 +253,22 @@ describe('VirtualClock bad input changes nothing', () => {
     expect(clock.now()).toBe(T0 + 100);
   });
 });
+
+describe('VirtualClock far-future timers (issue 12, item 0)', () => {
+  it.each([
+    { name: 'past the 2^31-1 ms setTimeout limit', delay: 2 ** 31 },
+    { name: 'a year', delay: 365 * 86_400_000 },
+  ])('$name: fires once, at its moment', async ({ delay }) => {
+    const clock = new VirtualClock({ start: T0 });
+    const fired: number[] = [];
+    clock.setTimer(T0 + delay, () => {
+      fired.push(clock.now());
+    });
+    await clock.advance(delay - 1);
+    expect(fired).toEqual([]);
+    await clock.advance(1);
+    expect(fired).toEqual([T0 + delay]);
+    await clock.advance(delay);
+    expect(fired).toEqual([T0 + delay]);
+  });
+});

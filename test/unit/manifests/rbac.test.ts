@@ -46,6 +46,7 @@ const EXPECTED_GRANTS: Record<string, string[]> = {
     `* ${AG}/artifactgenerators get`,
     `* ${AG}/artifactgenerators patch`,
     `* ${AG}/artifactgenerators/status patch`,
+    `* ${PS}/packagesources get`,
   ],
   'surface-stalled': [
     `* ${AG}/artifactgenerators get`,
@@ -106,6 +107,66 @@ describe('grants per ServiceAccount', () => {
     const named = loadRbacRules('detect', objects).flatMap((r) => r.resourceNames ?? []);
     expect(new Set(named)).toEqual(new Set([data.ALARM_NAME]));
     expect(data.ALARM_NAMESPACE).toBe(NS);
+  });
+});
+
+describe('observe overlay: observe-only by permission too (issue 12, item 5)', () => {
+  const observe = () => renderKustomize('knative/overlays/observe');
+  const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+  const writes = (sa: string): string[] =>
+    grants(loadRbacRules(sa, observe())).filter((g) => WRITE_VERBS.has(g.split(' ')[2] ?? ''));
+
+  it.each(Object.keys(EXPECTED_GRANTS))('%s: reads as in enforce mode', (sa) => {
+    const read = (all: string[]): string[] =>
+      all.filter((g) => !WRITE_VERBS.has(g.split(' ')[2] ?? ''));
+    expect(read(grants(loadRbacRules(sa, observe())))).toEqual(
+      read([...(EXPECTED_GRANTS[sa] ?? [])].sort()),
+    );
+  });
+
+  it("the only writes left are detect's, on its own alarm PingSource", () => {
+    expect(writes('detect')).toEqual(
+      [
+        `${NS} ${KN}/pingsources create`,
+        `${NS} ${KN}/pingsources delete recovery-alarm`,
+        `${NS} ${KN}/pingsources patch recovery-alarm`,
+      ].sort(),
+    );
+    for (const sa of ['force-drift', 'surface-stalled', 'apiserversource', 'dead-letter']) {
+      expect(writes(sa), sa).toEqual([]);
+    }
+  });
+
+  it.each<[string, ApiRequest]>([
+    [
+      'force-drift',
+      {
+        verb: 'patch',
+        group: AG,
+        resource: 'artifactgenerators',
+        namespace: 'cozy-system',
+        name: 'pkg',
+      },
+    ],
+    [
+      'force-drift',
+      {
+        verb: 'patch',
+        group: AG,
+        resource: 'artifactgenerators',
+        subresource: 'status',
+        namespace: 'cozy-system',
+        name: 'pkg',
+      },
+    ],
+    [
+      'surface-stalled',
+      { verb: 'patch', group: PS, resource: 'packagesources', subresource: 'status', name: 'pkg' },
+    ],
+  ])('%s cannot %o', (sa, request) => {
+    expect(ruleAllows(loadRbacRules(sa, observe()), request)).toBe(false);
+    // ...which the enforce install does allow.
+    expect(ruleAllows(loadRbacRules(sa, base()), request)).toBe(true);
   });
 });
 

@@ -53,10 +53,13 @@ const CORE_OBJECTS = [
   'PingSource/resync',
   'SinkBinding/detect',
 ];
+// The Cozystack part: surface-stalled, and force-drift's read of PackageSources (docs/adr/0020).
 const COZYSTACK_OBJECTS = [
   'ServiceAccount/surface-stalled',
   'ClusterRole/source-watcher-recovery-surface-stalled',
   'ClusterRoleBinding/source-watcher-recovery-surface-stalled',
+  'ClusterRole/source-watcher-recovery-force-drift-packagesources',
+  'ClusterRoleBinding/source-watcher-recovery-force-drift-packagesources',
   'Service/surface-stalled',
   'Trigger/surface-stalled-ag-add',
   'Trigger/surface-stalled-ag-update',
@@ -182,7 +185,7 @@ describe('overlays', () => {
     expect(new Set(modes)).toEqual(new Set([mode]));
   });
 
-  it('observe changes nothing but the mode', () => {
+  it('observe changes nothing but the mode and the write grants', () => {
     const normalize = (objects: readonly K8sObject[]): string =>
       JSON.stringify(objects)
         .replaceAll('"RECOVERY_MODE":"observe"', '"RECOVERY_MODE":"enforce"')
@@ -192,9 +195,14 @@ describe('overlays', () => {
         );
     const sortByKey = (objects: readonly K8sObject[]): K8sObject[] =>
       [...objects].sort((a, b) => key(a).localeCompare(key(b)));
-    expect(normalize(sortByKey(renderKustomize(OBSERVE)))).toBe(
-      normalize(sortByKey(renderKustomize(BASE))),
-    );
+    // The read-only ClusterRoles are checked in rbac.test.ts.
+    const readOnly = new Set([
+      'ClusterRole/source-watcher-recovery-force-drift',
+      'ClusterRole/source-watcher-recovery-surface-stalled',
+    ]);
+    const rest = (objects: readonly K8sObject[]): K8sObject[] =>
+      sortByKey(objects.filter((o) => !readOnly.has(key(o))));
+    expect(normalize(rest(renderKustomize(OBSERVE)))).toBe(normalize(rest(renderKustomize(BASE))));
   });
 
   it('flux-only is the base minus surface-stalled, the rest unchanged', () => {
@@ -206,6 +214,9 @@ describe('overlays', () => {
       expect(o, key(o)).toEqual(base.find((b) => key(b) === key(o)));
     }
     expect(loadRbacRules('surface-stalled', fluxOnly)).toEqual([]);
+    expect(
+      loadRbacRules('force-drift', fluxOnly).filter((r) => r.apiGroups.includes('cozystack.io')),
+    ).toEqual([]);
   });
 });
 

@@ -35,6 +35,7 @@ const CONFIG: Record<string, string> = {
   ALARM_NAME: 'recovery-alarm',
   ALARM_SINK_BROKER: 'default',
   RESYNC_PINGSOURCE: 'resync',
+  BROKER_URL: `http://broker-ingress.knative-eventing.svc.cluster.local/${RECOVERY_NAMESPACE}/default`,
 };
 
 describe('namespace and Broker', () => {
@@ -123,4 +124,21 @@ describe('recovery-config', () => {
     findObject(objects, 'Broker', data.ALARM_SINK_BROKER ?? '');
     findObject(objects, 'PingSource', data.RESYNC_PINGSOURCE ?? '');
   });
+
+  it.each(RENDERS)(
+    '%s: BROKER_URL is the ingress of the Broker detect is bound to (first install, before K_SINK)',
+    (render) => {
+      const objects = renderKustomize(render);
+      const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<
+        string,
+        string
+      >;
+      const binding = findObject(objects, 'SinkBinding', 'detect');
+      const sink = (binding.spec as { sink: { ref: { name: string } } }).sink.ref;
+      expect(data.BROKER_URL).toBe(
+        `http://broker-ingress.knative-eventing.svc.cluster.local/${binding.metadata.namespace}/${sink.name}`,
+      );
+      expect(sink.name).toBe(data.ALARM_SINK_BROKER);
+    },
+  );
 });

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { CloudEvent, HTTP } from 'cloudevents';
-import { HttpInputError, parseCloudEvent } from '../../../shared/runtime/cloudevent-http.js';
+import {
+  CORE_ATTRIBUTES,
+  HttpInputError,
+  parseCloudEvent,
+} from '../../../shared/runtime/cloudevent-http.js';
 
 const event = new CloudEvent({
   id: 'e-1',
@@ -135,6 +139,76 @@ describe('parseCloudEvent', () => {
     }
     expect(error).toBeInstanceOf(HttpInputError);
     expect((error as HttpInputError).status).toBe(status);
+    expect((error as HttpInputError).message).toMatch(pattern);
+  });
+});
+
+describe('parseCloudEvent: binary mode is read directly, as the SDK would read it', () => {
+  // The reference: what HTTP.toEvent gives for the fields a function uses.
+  const viaSdk = (headers: Record<string, string>, body: string) => {
+    const e = HTTP.toEvent<unknown>({ headers, body }) as CloudEvent<unknown>;
+    const extensions: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(e)) {
+      if (!CORE_ATTRIBUTES.has(k) && v !== undefined && typeof v !== 'function') extensions[k] = v;
+    }
+    return {
+      id: e.id,
+      type: e.type,
+      source: e.source,
+      subject: e.subject,
+      data: e.data,
+      extensions,
+    };
+  };
+  const base: Record<string, string> = {
+    'ce-specversion': '1.0',
+    'ce-id': 'b-1',
+    'ce-type': 'dev.knative.sources.ping',
+    'ce-source': '/apis/v1/namespaces/ns/pingsources/resync',
+  };
+  it.each<[string, Record<string, string>, string]>([
+    ['JSON data', { 'content-type': 'application/json' }, '{"purpose":"resync"}'],
+    ['JSON with charset', { 'content-type': 'application/json; charset=utf-8' }, '[1,2]'],
+    ['JSON, a bare string', { 'content-type': 'application/json' }, '"x"'],
+    ['text data stays text', { 'content-type': 'text/plain' }, 'hello'],
+    ['no content type: text', {}, '{"a":1}'],
+    ['JSON content type, empty body', { 'content-type': 'application/json' }, ''],
+    ['octet-stream', { 'content-type': 'application/octet-stream' }, 'raw'],
+    [
+      'extensions and a subject',
+      {
+        'content-type': 'application/json',
+        'ce-kind': 'ArtifactGenerator',
+        'ce-namespace': 'cozy-system',
+        'ce-name': 'x',
+        'ce-subject': '/apis/x',
+        'ce-time': '2026-11-29T09:40:33.512Z',
+      },
+      '{}',
+    ],
+    ['an empty extension value', { 'ce-empty': '' }, ''],
+  ])('%s', (_label, extra, body) => {
+    const headers = { ...base, ...extra };
+    const parsed = parseCloudEvent(headers, Buffer.from(body));
+    expect(parsed.mode).toBe('binary');
+    const { mode: _mode, ...fields } = parsed;
+    expect(fields).toEqual(viaSdk(headers, body));
+  });
+
+  it.each([
+    ['broken JSON data', { 'content-type': 'application/json' }, '{', /not valid JSON/],
+    ['a reserved name as an extension', { 'ce-data_base64': 'eA==' }, '', /not a binary-mode/],
+    ['schemaurl (CloudEvents 0.3 only)', { 'ce-schemaurl': 'http://x' }, '', /not a binary-mode/],
+    ['an extension name too long', { 'ce-abcdefghijklmnopqrstu': 'x' }, '', /extension/],
+  ])('rejects %s with 400', (_label, extra, body, pattern) => {
+    let error: unknown;
+    try {
+      parseCloudEvent({ ...base, ...extra }, Buffer.from(body));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(HttpInputError);
+    expect((error as HttpInputError).status).toBe(400);
     expect((error as HttpInputError).message).toMatch(pattern);
   });
 });

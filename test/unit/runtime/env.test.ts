@@ -34,6 +34,17 @@ describe('loadConfig', () => {
   });
 
   it.each([
+    [{ K_SINK: 'http://a/', BROKER_URL: 'http://b/' }, 'K_SINK', 'http://a/'],
+    [{ BROKER_URL: 'http://b/' }, 'BROKER_URL', 'http://b/'],
+    [{ K_SINK: ' ', BROKER_URL: 'http://b/' }, 'BROKER_URL', 'http://b/'],
+    [{}, undefined, undefined],
+  ])('names where the sink came from: %o -> %s', (env, from, url) => {
+    const config = loadConfig(env);
+    expect(config.sinkFrom).toBe(from);
+    expect(config.sinkUrl).toBe(url);
+  });
+
+  it.each([
     ['PORT', '0', /PORT="0"/],
     ['PORT', 'http', /PORT="http"/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL="loud"/],

@@ -1,0 +1,102 @@
+// Observe mode under the observe overlay's reduced RBAC (issue 12, item 5). The recording proxy
+// in front of the API server enforces each client's rules from knative/overlays/observe: a call
+// no rule allows gets 403 Forbidden, as a real API server would answer. Observe mode must run
+// clean: no call denied, no delivery failed, and it still decides, reports and arms its alarm.
+
+import * as k8s from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { ACTION_FORCE } from '../../shared/core/events.js';
+import { MERGE_PATCH } from '../support/apiserver.js';
+import { CLIENTS, requestOf } from '../support/rbac-calls.js';
+import {
+  loadRbacRules,
+  renderKustomize,
+  rulesAllowing,
+  RECOVERY_NAMESPACE,
+} from '../support/manifests.js';
+import {
+  MINUTE,
+  createPair,
+  kc,
+  readAg,
+  readPackageSource,
+  readyCondition,
+  report,
+  startSystem,
+  trackingCleared,
+  wallClock,
+} from './scenario-kit.js';
+
+describe('e2e: observe mode under the observe overlay RBAC', () => {
+  it('decides, reports and arms its alarm with no call denied and no delivery failed', async () => {
+    const wall = wallClock();
+    const system = await startSystem({ env: { RECOVERY_MODE: 'observe' }, logLevel: 'info' });
+    const observeObjects = renderKustomize('knative/overlays/observe');
+    for (const [tag, serviceAccount] of CLIENTS) {
+      const rules = loadRbacRules(serviceAccount, observeObjects, RECOVERY_NAMESPACE);
+      system.proxy.addFault({
+        kind: 'status',
+        status: 403,
+        match: { clientTag: tag, where: (c) => rulesAllowing(rules, requestOf(c)).length === 0 },
+      });
+    }
+    const stuck = await createPair(system, { lose: {}, prefix: 'observed' });
+    const healthy = await createPair(system, { prefix: 'healthy' });
+    // The enforcement bites: as force-drift, a patch of an AG is refused.
+    const asForceDrift = system.proxy.kubeConfig('force-drift').makeApiClient(k8s.CustomObjectsApi);
+    const refused = await asForceDrift
+      .patchNamespacedCustomObject(
+        {
+          group: 'source.extensions.fluxcd.io',
+          version: 'v1beta1',
+          plural: 'artifactgenerators',
+          ...healthy.ref,
+          body: { metadata: { annotations: { probe: 'x' } } },
+        },
+        MERGE_PATCH,
+      )
+      .then(
+        () => 'allowed',
+        (e: unknown) => (e instanceof k8s.ApiException ? e.code : String(e)),
+      );
+    expect(refused).toBe(403);
+    system.proxy.clearCalls();
+    await system.advance(7 * MINUTE);
+
+    // Clean: nothing denied, no 5xx or dead letter anywhere.
+    const functionCalls = system.proxy.calls.filter((c) =>
+      CLIENTS.some(([tag]) => tag === c.clientTag),
+    );
+    expect(functionCalls.length).toBeGreaterThan(0);
+    expect(functionCalls.filter((c) => c.fault !== undefined).map((c) => c.path)).toEqual([]);
+    const failed = system.knative.broker.deliveries.filter(
+      (d) => d.status === undefined || d.status >= 300,
+    );
+    expect(failed.map((d) => `${d.trigger} ${d.status}`)).toEqual([]);
+    expect(system.knative.broker.deadLetters).toEqual([]);
+
+    // It decided and said so; detect programmed its alarm (the writes observe needs).
+    expect(
+      system.knative.broker.ingested.filter((r) => r.event.type === ACTION_FORCE).length,
+    ).toBeGreaterThan(0);
+    expect(system.logs.find('would force', 'force-drift').length).toBeGreaterThan(0);
+    const wouldUpdate = system.logs.find('would update PackageSource Ready', 'surface-stalled');
+    expect(wouldUpdate.map((r) => r['reason'])).toContain('AwaitingSourceWatcherRecovery');
+    expect(
+      system.proxy.count({ clientTag: 'detect', resource: 'pingsources', verb: 'create' }),
+    ).toBeGreaterThan(0);
+
+    // And wrote nothing to AGs or PackageSources.
+    for (const pair of [stuck, healthy]) {
+      const ag = await readAg(kc, pair.ref);
+      expect(trackingCleared(ag)).toBe(true);
+      expect(readyCondition(ag)?.reason).not.toBe('SourceWatcherRecoveryForced');
+    }
+    expect(readyCondition(await readPackageSource(kc, stuck.name))).toBeUndefined();
+    expect(
+      system.writesBy(['force-drift', 'surface-stalled'], { resource: 'artifactgenerators' }),
+    ).toEqual([]);
+
+    report('observe under reduced RBAC', { calls: functionCalls.length, wall: wall() });
+  });
+});

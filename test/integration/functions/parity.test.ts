@@ -1,0 +1,253 @@
+// Parity with the reference driver (issue 12, items 1-3), over real HTTP against the real test
+// API server: a PackageSource being deleted is left alone and its AG is not forced; an AG with no
+// Ready projects Unknown/ArtifactGeneratorNotReady; a requestedAt bumped by someone else during a
+// wait window is not resumed as if it were an interrupted force of ours.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ACTION_FORCE,
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_LAST_RECOVERY_AT,
+  ANNOTATION_REQUESTED_AT,
+  PING,
+  REASON_FORCED,
+  findCondition,
+  formatTimeNano,
+  readyOf,
+} from '../../../shared/core/index.js';
+import type {
+  ArtifactGenerator,
+  ArtifactGeneratorStatus,
+  PackageSource,
+} from '../../../shared/core/types.js';
+import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
+import { createApp as createSurfaceStalled } from '../../../functions/surface-stalled/app.js';
+import { createApp as createDetect } from '../../../functions/detect/app.js';
+import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
+import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
+import {
+  agRefOf,
+  createPackageSource,
+  customObjects,
+  getArtifactGenerator,
+  getPackageSource,
+  makePackageSource,
+  MERGE_PATCH,
+  testKubeConfig,
+  uniqueName,
+} from '../../support/apiserver.js';
+import { createAgWithStatus, ready, stuckStatus } from '../../support/ag-states.js';
+import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import {
+  actionEvent,
+  agResourceEvent,
+  cloudEvent,
+  postEvent,
+  startEventSink,
+  type EventSink,
+  type Started,
+} from '../../support/http-events.js';
+import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const kc = testKubeConfig();
+const HOLD = 'test.cozystack.io/hold';
+const psApi = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' } as const;
+let proxy: KubeProxy;
+let sink: EventSink;
+const servers: Started[] = [];
+const held: string[] = [];
+
+beforeAll(async () => {
+  proxy = await startKubeProxy(kc, { tag: 'parity' });
+  sink = await startEventSink();
+});
+afterAll(async () => {
+  // Let the held PackageSources go.
+  for (const name of held) {
+    await customObjects(kc)
+      .patchClusterCustomObject(
+        { ...psApi, name, body: { metadata: { finalizers: null } } },
+        MERGE_PATCH,
+      )
+      .catch(() => undefined);
+  }
+  await Promise.all(servers.map((s) => s.close()));
+  await sink.close();
+  await proxy.stop();
+});
+
+async function start(
+  which: 'force-drift' | 'surface-stalled' | 'detect',
+  clock: SettableClock,
+): Promise<Started> {
+  const base = commonDeps({ kubeConfig: proxy.kubeConfig(which), name: which, clock });
+  const app =
+    which === 'force-drift'
+      ? createForceDrift(base)
+      : which === 'surface-stalled'
+        ? createSurfaceStalled(base)
+        : createDetect({
+            ...base,
+            emitter: createBrokerEmitter({ url: sink.url }),
+            followUps: createAlarmFollowUps({ kube: base.kube, clock, config: base.config }),
+          });
+  const s = await serve(app);
+  servers.push(s);
+  return s;
+}
+
+/** A PackageSource and an AG it controls; `deleting` deletes the PackageSource under a finalizer. */
+async function ownedPair(
+  status: ArtifactGeneratorStatus,
+  o: { deleting?: boolean; annotations?: Record<string, string> } = {},
+): Promise<{ name: string; ag: ArtifactGenerator; ps: PackageSource }> {
+  const name = uniqueName('parity');
+  const body = makePackageSource({ name });
+  if (o.deleting) body.metadata = { ...body.metadata, finalizers: [HOLD] };
+  const created = await createPackageSource(body, kc);
+  const ag = await createAgWithStatus(kc, status, {
+    name,
+    owner: { name, uid: created.metadata?.uid ?? '' },
+    ...(o.annotations ? { annotations: o.annotations } : {}),
+  });
+  if (o.deleting) {
+    held.push(name);
+    await customObjects(kc).deleteClusterCustomObject({ ...psApi, name });
+  }
+  const ps = await getPackageSource(name, kc);
+  if (o.deleting) expect(ps.metadata?.deletionTimestamp).toBeTruthy();
+  return { name, ag, ps };
+}
+
+const forceEvent = (ag: ArtifactGenerator, attempts = 0) =>
+  actionEvent(ACTION_FORCE, ag, attempts, T0);
+
+const agEvent = (ag: ArtifactGenerator) => agResourceEvent(ag);
+
+const resyncPing = () =>
+  cloudEvent({
+    type: PING,
+    source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
+    data: { purpose: 'resync' },
+  });
+
+describe('item 1: a PackageSource being deleted', () => {
+  it('its AG is not forced: force-drift writes nothing', async () => {
+    const fd = await start('force-drift', new SettableClock(T0 + 31_000));
+    const { ag } = await ownedPair(stuckStatus(T0), { deleting: true });
+    expect(await postEvent(fd.url, forceEvent(ag))).toMatchObject({
+      status: 200,
+      body: { result: 'owner-deleting' },
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+    expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBeUndefined();
+    expect(readyOf(after)?.reason).not.toBe(REASON_FORCED);
+  });
+
+  it('an interrupted force of ours is not finished either', async () => {
+    const claim = T0 - 20_000;
+    const fd = await start('force-drift', new SettableClock(T0));
+    const { ag } = await ownedPair(
+      { ...stuckStatus(T0 - 120_000), conditions: [ready('False', REASON_FORCED, claim)] },
+      {
+        deleting: true,
+        annotations: {
+          [ANNOTATION_ATTEMPTS]: '1',
+          [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(claim),
+        },
+      },
+    );
+    expect((await postEvent(fd.url, forceEvent(ag, 1))).body).toEqual({
+      result: 'owner-deleting',
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+    expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeUndefined();
+  });
+
+  it('the same AG is forced while its PackageSource is not being deleted (control)', async () => {
+    const fd = await start('force-drift', new SettableClock(T0 + 31_000));
+    const { ag } = await ownedPair(stuckStatus(T0));
+    expect((await postEvent(fd.url, forceEvent(ag))).body).toEqual({ result: 'forced' });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
+  });
+
+  it('surface-stalled writes nothing to it, on an AG event or a resync', async () => {
+    const s = await start('surface-stalled', new SettableClock(T0 + 31_000));
+    const { name, ag, ps } = await ownedPair(stuckStatus(T0), { deleting: true });
+    expect(await postEvent(s.url, agEvent(ag))).toMatchObject({
+      status: 200,
+      body: { result: 'left-alone' },
+    });
+    expect((await postEvent(s.url, resyncPing())).status).toBe(200);
+    const after = await getPackageSource(name, kc);
+    expect(after.metadata?.resourceVersion).toBe(ps.metadata?.resourceVersion);
+    expect(findCondition(after.status?.conditions, 'Ready')).toBeUndefined();
+  });
+});
+
+describe('item 2: an AG with no Ready condition', () => {
+  it('projects PackageSource Ready Unknown/ArtifactGeneratorNotReady', async () => {
+    const s = await start('surface-stalled', new SettableClock(T0 + 5_000));
+    const { name, ag } = await ownedPair({});
+    expect(readyOf(ag)).toBeUndefined();
+    expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'updated' });
+    const ps = await getPackageSource(name, kc);
+    expect(findCondition(ps.status?.conditions, 'Ready')).toMatchObject({
+      status: 'Unknown',
+      reason: 'ArtifactGeneratorNotReady',
+      observedGeneration: ps.metadata?.generation,
+    });
+  });
+});
+
+describe('item 3: a requestedAt bumped by someone else during a wait window', () => {
+  const claim = T0 - 30_000;
+  const now = T0; // 30 s after the claim of attempt 2: inside its 60 s window, past the settle time
+  const claimed = (requestedAt: number, readyNow = ready('False', REASON_FORCED, claim)) =>
+    ownedPair(
+      { ...stuckStatus(T0 - 300_000), conditions: [readyNow] },
+      {
+        annotations: {
+          [ANNOTATION_ATTEMPTS]: '2',
+          [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(claim),
+          [ANNOTATION_REQUESTED_AT]: new Date(requestedAt).toISOString(),
+        },
+      },
+    );
+
+  it.each([
+    ['our marker still in place', undefined],
+    ['source-watcher already Progressing', ready('Unknown', 'Progressing', claim + 6_000)],
+  ])('is not resumed (%s): force-drift writes nothing', async (_label, readyNow) => {
+    const fd = await start('force-drift', new SettableClock(now));
+    const { ag } = await claimed(claim + 5_000, readyNow);
+    expect((await postEvent(fd.url, forceEvent(ag, 2))).body).toEqual({ result: 'waiting' });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+    expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(
+      new Date(claim + 5_000).toISOString(),
+    );
+    expect(readyOf(after)).toEqual(readyOf(ag));
+  });
+
+  it('detect emits no force for it', async () => {
+    sink.events.length = 0;
+    const d = await start('detect', new SettableClock(now));
+    const { ag } = await claimed(claim + 5_000);
+    expect((await postEvent(d.url, agEvent(ag))).status).toBe(200);
+    expect(sink.events.filter((e) => e.type === ACTION_FORCE)).toEqual([]);
+  });
+
+  it('an older requestedAt is still our unfinished force, and is resumed (control)', async () => {
+    const fd = await start('force-drift', new SettableClock(now));
+    const { ag } = await claimed(claim - 120_000);
+    expect((await postEvent(fd.url, forceEvent(ag, 2))).body).toEqual({ result: 'resumed' });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(formatTimeNano(claim));
+    expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('2');
+  });
+});
