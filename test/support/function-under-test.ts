@@ -9,6 +9,9 @@ import type { Clock } from '../../shared/runtime/clock.js';
 import { loadConfig, type FunctionConfig } from '../../shared/runtime/env.js';
 import { createLogger, type Logger } from '../../shared/runtime/logger.js';
 import { startHttp, type Started } from './http-events.js';
+import { createApp as createDetectApp } from '../../functions/detect/app.js';
+import { createAlarmFollowUps } from '../../functions/detect/alarm.js';
+import { createBrokerEmitter } from '../../shared/runtime/broker-emitter.js';
 
 /** A clock the test sets by hand. */
 export class SettableClock implements Clock {
@@ -58,4 +61,29 @@ export function commonDeps(opts: {
 
 export async function serve(app: Express): Promise<Started> {
   return startHttp(app);
+}
+
+/**
+ * detect as deployed, on 127.0.0.1: the product's adapter with `kubeConfig` (a proxy-tagged one),
+ * emitting to `sinkUrl`, with its real follow-up alarm.
+ */
+export async function startDetectServer(opts: {
+  kubeConfig: KubeConfig;
+  clock: SettableClock;
+  sinkUrl: string;
+  env?: Record<string, string>;
+}): Promise<Started> {
+  const base = commonDeps({
+    kubeConfig: opts.kubeConfig,
+    name: 'detect',
+    clock: opts.clock,
+    ...(opts.env !== undefined ? { env: opts.env } : {}),
+  });
+  return serve(
+    createDetectApp({
+      ...base,
+      emitter: createBrokerEmitter({ url: opts.sinkUrl }),
+      followUps: createAlarmFollowUps({ kube: base.kube, clock: opts.clock, config: base.config }),
+    }),
+  );
 }

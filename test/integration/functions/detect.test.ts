@@ -22,9 +22,6 @@ import {
   parseTime,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { createApp } from '../../../functions/detect/app.js';
-import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
-import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
 import { agRefOf, customObjects, testKubeConfig } from '../../support/apiserver.js';
 import {
   createAgWithStatus,
@@ -33,7 +30,7 @@ import {
   ready,
   stuckStatus,
 } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { SettableClock, startDetectServer } from '../../support/function-under-test.js';
 import {
   cloudEvent,
   postEvent,
@@ -102,14 +99,12 @@ async function startDetect(
   clock: SettableClock,
   env: Record<string, string> = {},
 ): Promise<Started> {
-  const base = commonDeps({ kubeConfig: proxy.kubeConfig('detect'), name: 'detect', clock, env });
-  const s = await serve(
-    createApp({
-      ...base,
-      emitter: createBrokerEmitter({ url: sink.url }),
-      followUps: createAlarmFollowUps({ kube: base.kube, clock, config: base.config }),
-    }),
-  );
+  const s = await startDetectServer({
+    kubeConfig: proxy.kubeConfig('detect'),
+    clock,
+    sinkUrl: sink.url,
+    env,
+  });
   servers.push(s);
   return s;
 }

@@ -17,10 +17,7 @@ import {
   type ActionData,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { createApp as createDetect } from '../../../functions/detect/app.js';
 import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
-import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
-import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
 import { createKubeClient } from '../../../shared/kube/client.js';
 import {
   agRefOf,
@@ -30,8 +27,14 @@ import {
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { rebuildAg } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
 import {
+  commonDeps,
+  serve,
+  SettableClock,
+  startDetectServer,
+} from '../../support/function-under-test.js';
+import {
+  agResourceEvent,
   cloudEvent,
   postEvent,
   startEventSink,
@@ -75,14 +78,12 @@ async function startDetect(
   clock: SettableClock,
   env: Record<string, string> = {},
 ): Promise<Started> {
-  const base = commonDeps({ kubeConfig: proxy.kubeConfig('detect'), name: 'detect', clock, env });
-  const s = await serve(
-    createDetect({
-      ...base,
-      emitter: createBrokerEmitter({ url: sink.url }),
-      followUps: createAlarmFollowUps({ kube: base.kube, clock, config: base.config }),
-    }),
-  );
+  const s = await startDetectServer({
+    kubeConfig: proxy.kubeConfig('detect'),
+    clock,
+    sinkUrl: sink.url,
+    env,
+  });
   servers.push(s);
   return s;
 }
@@ -99,19 +100,7 @@ async function startForceDrift(clock: SettableClock): Promise<Started> {
 }
 
 function updateEvent(ag: ArtifactGenerator) {
-  const ref = agRefOf(ag);
-  return cloudEvent({
-    type: APISERVER_UPDATE,
-    source: 'https://127.0.0.1:6443',
-    subject: `/apis/source.extensions.fluxcd.io/v1beta1/namespaces/${ref.namespace}/artifactgenerators/${ref.name}`,
-    data: ag,
-    extensions: {
-      kind: 'ArtifactGenerator',
-      apiversion: 'source.extensions.fluxcd.io/v1beta1',
-      name: ref.name,
-      namespace: ref.namespace,
-    },
-  });
+  return agResourceEvent(ag, APISERVER_UPDATE, 'https://127.0.0.1:6443');
 }
 
 function forceEvent(ag: ArtifactGenerator, signal: boolean) {
