@@ -1,5 +1,6 @@
 // Runs one function's createApp on 127.0.0.1 with real deps: the product's Kubernetes adapter
-// pointed at the test API server (through a recording proxy), a settable clock and a silent logger.
+// pointed at the test API server (through a recording proxy) as the function's own
+// ServiceAccount (RBAC enforced: test/support/identities.ts), a settable clock and a silent logger.
 
 import type { Express } from 'express';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -9,6 +10,7 @@ import type { Clock } from '../../shared/runtime/clock.js';
 import { loadConfig, type FunctionConfig } from '../../shared/runtime/env.js';
 import { createLogger, type Logger } from '../../shared/runtime/logger.js';
 import { startHttp, type Started } from './http-events.js';
+import { asFunction } from './identities.js';
 
 /** A clock the test sets by hand. */
 export class SettableClock implements Clock {
@@ -33,7 +35,9 @@ export function testConfig(env: Record<string, string> = {}): FunctionConfig {
 }
 
 export function commonDeps(opts: {
+  /** The cluster (the proxy or the API server); the function calls it with its own token. */
   kubeConfig: KubeConfig;
+  /** The function: detect, force-drift or surface-stalled (its ServiceAccount). */
   name: string;
   clock: SettableClock;
   env?: Record<string, string>;
@@ -42,7 +46,7 @@ export function commonDeps(opts: {
   const config = testConfig(opts.env);
   return {
     kube: createKubeClient({
-      kubeConfig: opts.kubeConfig,
+      kubeConfig: asFunction(opts.kubeConfig, opts.name, opts.env),
       fieldManager: `test-${opts.name}`,
       requestTimeoutMs: 5000,
     }),
