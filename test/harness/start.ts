@@ -67,7 +67,9 @@ async function runSimulated(): Promise<void> {
   const maxAttempts = Number(env['RECOVERY_MAX_ATTEMPTS'] ?? '5');
   const wallStart = Date.now();
   say('source-watcher recovery: a simulated cluster on a fast-forwarded clock');
-  say('starting a real test API server (the first run builds it from Go modules; minutes) ...');
+  say(
+    'starting a real test cluster: kube-apiserver (RBAC), kube-controller-manager, etcd (the first run builds them from Go modules: tens of minutes) ...',
+  );
   const cluster: TestCluster = await startTestCluster();
   const server = cluster.server;
   let system: System | undefined;
