@@ -26,21 +26,6 @@ func writeClientKubeconfig(path, serverURL string, p *pki) error {
 	return writeAtomically(path, cfg)
 }
 
-// writeUnreachableKubeconfig writes a syntactically valid kubeconfig whose server does not
-// exist. The standalone apiextensions-apiserver insists on kubeconfigs for delegated
-// authentication, authorization and the core API; nothing here needs them to answer.
-func writeUnreachableKubeconfig(path string) error {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["nowhere"] = &clientcmdapi.Cluster{
-		Server:                "https://127.0.0.1:1",
-		InsecureSkipTLSVerify: true,
-	}
-	cfg.AuthInfos["nobody"] = &clientcmdapi.AuthInfo{}
-	cfg.Contexts["nowhere"] = &clientcmdapi.Context{Cluster: "nowhere", AuthInfo: "nobody"}
-	cfg.CurrentContext = "nowhere"
-	return clientcmd.WriteToFile(*cfg, path)
-}
-
 func writeAtomically(path string, cfg *clientcmdapi.Config) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubeconfig-*")
 	if err != nil {

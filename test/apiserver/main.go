@@ -1,8 +1,12 @@
-// Command testapiserver runs a throw-away Kubernetes API server for tests: embedded etcd plus
-// the apiextensions-apiserver (CRDs and custom resources, no core API). Once /healthz answers
-// it writes a kubeconfig for a system:masters client and prints "READY <url>" on stdout. It
-// stops on SIGTERM/SIGINT or, with --exit-on-stdin-eof, when its parent closes stdin (or dies),
-// and removes its data directory (--data-dir, which may also hold the kubeconfig) on the way out.
+// Command testapiserver runs a throw-away Kubernetes control plane for tests: embedded etcd, the
+// real kube-apiserver (RBAC enforced, ServiceAccount tokens) and kube-controller-manager with
+// only the namespace, serviceaccount and garbage-collector controllers. The two components are
+// the upstream programs, built next to this one (cmd/), and run as child processes. Once
+// /readyz answers and the controller manager has created the default ServiceAccount, it writes
+// a kubeconfig for a system:masters client and prints "READY <url>" on stdout. It stops on
+// SIGTERM/SIGINT or, with --exit-on-stdin-eof, when its parent closes stdin (or dies), stops
+// the components, and removes its data directory (--data-dir, which may also hold the
+// kubeconfig) on the way out.
 package main
 
 import (
@@ -13,17 +17,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 )
 
 const (
-	healthTimeout   = 120 * time.Second
+	readyTimeout    = 180 * time.Second
 	shutdownTimeout = 20 * time.Second
 )
 
@@ -61,6 +65,15 @@ func run(kubeconfigOut, dataDir string, exitOnStdinEOF bool) error {
 	}
 	defer os.RemoveAll(dataDir)
 
+	apiServerBin, err := componentBinary("kube-apiserver")
+	if err != nil {
+		return err
+	}
+	controllerManagerBin, err := componentBinary("kube-controller-manager")
+	if err != nil {
+		return err
+	}
+
 	p, err := newPKI()
 	if err != nil {
 		return err
@@ -69,10 +82,6 @@ func run(kubeconfigOut, dataDir string, exitOnStdinEOF bool) error {
 	if err != nil {
 		return fmt.Errorf("write certificates: %w", err)
 	}
-	unreachable := filepath.Join(dataDir, "unreachable.kubeconfig")
-	if err := writeUnreachableKubeconfig(unreachable); err != nil {
-		return fmt.Errorf("write placeholder kubeconfig: %w", err)
-	}
 
 	etcd, etcdURL, err := startEtcd(dataDir)
 	if err != nil {
@@ -80,51 +89,64 @@ func run(kubeconfigOut, dataDir string, exitOnStdinEOF bool) error {
 	}
 	defer etcd.Close()
 
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeLoopbackPort()
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return fmt.Errorf("find a free port: %w", err)
 	}
-	serverURL := "https://" + listener.Addr().String()
-
-	serverCtx, cancelServer := context.WithCancel(context.Background())
-	defer cancelServer()
-	served := make(chan error, 1)
-	go func() {
-		served <- runAPIServer(serverCtx, apiServerConfig{
-			etcdURL:               etcdURL,
-			listener:              listener,
-			tls:                   tlsFiles,
-			unreachableKubeconfig: unreachable,
-			stdout:                os.Stderr,
-			stderr:                os.Stderr,
-		})
-	}()
-
-	if err := waitHealthy(ctx, serverURL, p, served); err != nil {
-		cancelServer()
+	serverURL := "https://127.0.0.1:" + strconv.Itoa(port)
+	apiServer, err := startComponent("kube-apiserver", apiServerBin,
+		kubeAPIServerArgs(apiServerArgs{etcdURL: etcdURL, port: port, tls: tlsFiles}), os.Stderr)
+	if err != nil {
 		return err
 	}
+	defer apiServer.stop(shutdownTimeout)
+
+	client, err := adminClient(p)
+	if err != nil {
+		return err
+	}
+	if err := waitFor(ctx, "kube-apiserver /readyz", apiServer, func() bool {
+		return getOK(client, serverURL+"/readyz")
+	}); err != nil {
+		return err
+	}
+
+	// The controller manager reads the same admin kubeconfig the tests get.
+	adminKubeconfig := filepath.Join(dataDir, "admin.kubeconfig")
+	if err := writeClientKubeconfig(adminKubeconfig, serverURL, p); err != nil {
+		return fmt.Errorf("write admin kubeconfig: %w", err)
+	}
+	controllerManager, err := startComponent("kube-controller-manager", controllerManagerBin,
+		kubeControllerManagerArgs(adminKubeconfig), os.Stderr)
+	if err != nil {
+		return err
+	}
+	// Deferred after the API server: stopped first.
+	defer controllerManager.stop(shutdownTimeout)
+
+	// The serviceaccount controller creates "default" in every namespace: the controller
+	// manager is up and its informers are running.
+	if err := waitFor(ctx, "kube-controller-manager (the default ServiceAccount)", controllerManager, func() bool {
+		return getOK(client, serverURL+"/api/v1/namespaces/default/serviceaccounts/default")
+	}); err != nil {
+		return err
+	}
+
 	if err := writeClientKubeconfig(kubeconfigOut, serverURL, p); err != nil {
-		cancelServer()
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
 	fmt.Printf("READY %s\n", serverURL)
 
-	select {
-	case err := <-served:
-		if err == nil {
-			err = errors.New("api server stopped unexpectedly")
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-apiServer.done:
+			return apiServer.exited()
+		case <-controllerManager.done:
+			return controllerManager.exited()
 		}
-		return err
-	case <-ctx.Done():
 	}
-	cancelServer()
-	select {
-	case <-served:
-	case <-time.After(shutdownTimeout):
-		fmt.Fprintf(os.Stderr, "testapiserver: api server did not stop within %s\n", shutdownTimeout)
-	}
-	return nil
 }
 
 // prepareDataDir creates the work directory (a fresh temporary one when dir is empty).
@@ -142,37 +164,40 @@ func prepareDataDir(dir string) (string, error) {
 	return dir, nil
 }
 
-// waitHealthy polls /healthz with the client certificate until it answers 200.
-func waitHealthy(ctx context.Context, serverURL string, p *pki, served <-chan error) error {
-	client, err := healthClient(p)
-	if err != nil {
-		return err
-	}
-	deadline := time.After(healthTimeout)
+// waitFor polls probe every 100 ms until it holds, the component exits, ctx ends, or
+// readyTimeout passes.
+func waitFor(ctx context.Context, what string, c *component, probe func() bool) error {
+	deadline := time.After(readyTimeout)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := client.Get(serverURL + "/healthz")
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if probe() {
+			return nil
 		}
 		select {
-		case err := <-served:
-			return fmt.Errorf("api server exited before it was healthy: %v", err)
+		case <-c.done:
+			return fmt.Errorf("waiting for %s: %w", what, c.exited())
 		case <-ctx.Done():
-			return errors.New("stopped before the api server was healthy")
+			return fmt.Errorf("waiting for %s: %w", what, errStopped)
 		case <-deadline:
-			return fmt.Errorf("api server not healthy after %s", healthTimeout)
+			return fmt.Errorf("%s not ready after %s", what, readyTimeout)
 		case <-tick.C:
 		}
 	}
 }
 
-func healthClient(p *pki) (*http.Client, error) {
+func getOK(client *http.Client, url string) bool {
+	resp, err := client.Get(url)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// adminClient is an HTTP client with the system:masters certificate.
+func adminClient(p *pki) (*http.Client, error) {
 	cert, err := tls.X509KeyPair(p.client.certPEM, p.client.keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("load client certificate: %w", err)

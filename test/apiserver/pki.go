@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -21,19 +22,25 @@ type keyPair struct {
 	keyPEM  []byte
 }
 
-// pki holds everything the server and its one client need: a throw-away CA, the serving
-// certificate for 127.0.0.1/localhost, and a client certificate in group system:masters.
+// pki holds everything the server and its clients need: a throw-away CA, the serving
+// certificate for 127.0.0.1/localhost, a client certificate in group system:masters, and the RSA
+// key that signs ServiceAccount tokens (TokenRequest).
 type pki struct {
 	ca     keyPair
 	server keyPair
 	client keyPair
+	// serviceAccountKeyPEM is the PKCS#1 RSA private key; the public half is derived from it.
+	serviceAccountKeyPEM []byte
+	serviceAccountPubPEM []byte
 }
 
-// pkiFiles are the paths the API server reads its TLS material from.
+// pkiFiles are the paths the API server reads its TLS and token-signing material from.
 type pkiFiles struct {
 	caCert     string
 	serverCert string
 	serverKey  string
+	saKey      string
+	saPub      string
 }
 
 const certLifetime = 24 * time.Hour
@@ -90,7 +97,21 @@ func newPKI() (*pki, error) {
 	if err != nil {
 		return nil, fmt.Errorf("issue client certificate: %w", err)
 	}
-	return &pki{ca: ca, server: server, client: client}, nil
+	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, fmt.Errorf("generate service account signing key: %w", err)
+	}
+	saPubDER, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("marshal service account public key: %w", err)
+	}
+	return &pki{
+		ca:                   ca,
+		server:               server,
+		client:               client,
+		serviceAccountKeyPEM: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}),
+		serviceAccountPubPEM: pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
+	}, nil
 }
 
 func issue(ca *x509.Certificate, caKey *ecdsa.PrivateKey, template *x509.Certificate) (keyPair, error) {
@@ -116,17 +137,21 @@ func encodePair(der []byte, key *ecdsa.PrivateKey) (keyPair, error) {
 	}, nil
 }
 
-// writeFiles stores the CA certificate and the serving pair under dir.
+// writeFiles stores the CA certificate, the serving pair and the token-signing keys under dir.
 func (p *pki) writeFiles(dir string) (pkiFiles, error) {
 	files := pkiFiles{
 		caCert:     filepath.Join(dir, "ca.crt"),
 		serverCert: filepath.Join(dir, "server.crt"),
 		serverKey:  filepath.Join(dir, "server.key"),
+		saKey:      filepath.Join(dir, "service-account.key"),
+		saPub:      filepath.Join(dir, "service-account.pub"),
 	}
 	for path, data := range map[string][]byte{
 		files.caCert:     p.ca.certPEM,
 		files.serverCert: p.server.certPEM,
 		files.serverKey:  p.server.keyPEM,
+		files.saKey:      p.serviceAccountKeyPEM,
+		files.saPub:      p.serviceAccountPubPEM,
 	} {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return pkiFiles{}, err

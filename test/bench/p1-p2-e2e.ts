@@ -38,6 +38,7 @@ async function withSystem<T>(
   const raw = createRawKube(kc);
   const system = await createSystem({
     kubeConfig: kc,
+    serviceAccountTokens: server.serviceAccountTokens,
     pingSeed: SEED,
     sourceWatcher: { seed: SEED },
   });

@@ -65,6 +65,7 @@ async function runVariant(ctx: BenchContext, v: (typeof VARIANTS)[number]): Prom
   const raw = createRawKube(kc);
   const system = await createSystem({
     kubeConfig: kc,
+    serviceAccountTokens: server.serviceAccountTokens,
     replicas: v.replicas,
     ...(v.broker !== undefined ? { broker: v.broker } : {}),
     pingSeed: 8,

@@ -1,6 +1,8 @@
 // The shapes every benchmark module shares: a module produces rows; the runner prints and saves
 // them. A missed target is a row with pass=false, never an exception; an exception is an error.
 
+import type { ServiceAccountTokens } from '../setup/cluster-rbac.js';
+
 /** One line of the results table. */
 export interface BenchRow {
   /** The metric number, e.g. "P3". */
@@ -47,6 +49,8 @@ export interface BenchApiServer {
   readonly url: string;
   /** Kubeconfig of a system:masters client for the server. */
   readonly kubeconfigPath: string;
+  /** A token per ServiceAccount of knative/ (the functions run as these under RBAC). */
+  readonly serviceAccountTokens: ServiceAccountTokens;
 }
 
 export interface BenchModule {

@@ -2,7 +2,7 @@
 // scenario (stopped after it), owned ArtifactGenerator/PackageSource pairs with the simulator's
 // faults set before source-watcher first sees them, and reads of the state of the world.
 
-import { afterEach, expect } from 'vitest';
+import { afterEach, expect, inject } from 'vitest';
 import type { LossRule } from '../harness/source-watcher-sim/index.js';
 import { createSystem, type System, type SystemOptions } from '../harness/system.js';
 import {
@@ -70,11 +70,15 @@ afterEach(async () => {
  * server. `keepWorld` skips the clean-up (for AGs made before the install).
  */
 export async function startSystem(
-  opts: Omit<SystemOptions, 'kubeConfig'> = {},
+  opts: Omit<SystemOptions, 'kubeConfig' | 'serviceAccountTokens'> = {},
   { keepWorld = false }: { keepWorld?: boolean } = {},
 ): Promise<System> {
   if (!keepWorld) await resetWorld();
-  const system = await createSystem({ kubeConfig: kc, ...opts });
+  const system = await createSystem({
+    kubeConfig: kc,
+    serviceAccountTokens: inject('serviceAccountTokens'),
+    ...opts,
+  });
   running.push(system);
   return system;
 }

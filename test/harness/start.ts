@@ -10,10 +10,8 @@
 //
 // Configuration comes from the RECOVERY_* variables (see README).
 
-import * as k8s from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
-import { buildApiServer, startApiServer } from '../setup/apiserver-process.js';
-import { installCrds, loadCrdFixtures } from '../setup/install-crds.js';
+import { startTestCluster, type TestCluster } from '../setup/test-cluster.js';
 import {
   createArtifactGenerator,
   createPackageSource,
@@ -69,9 +67,11 @@ async function runSimulated(): Promise<void> {
   const maxAttempts = Number(env['RECOVERY_MAX_ATTEMPTS'] ?? '5');
   const wallStart = Date.now();
   say('source-watcher recovery: a simulated cluster on a fast-forwarded clock');
-  say('starting a real test API server (the first run builds it from Go modules; minutes) ...');
-  await buildApiServer();
-  const server = await startApiServer();
+  say(
+    'starting a real test cluster: kube-apiserver (RBAC), kube-controller-manager, etcd (the first run builds them from Go modules: tens of minutes) ...',
+  );
+  const cluster: TestCluster = await startTestCluster();
+  const server = cluster.server;
   let system: System | undefined;
   const stop = async (): Promise<void> => {
     await system?.stop();
@@ -81,13 +81,12 @@ async function runSimulated(): Promise<void> {
     void stop().then(() => process.exit(130));
   });
   try {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(server.kubeconfigPath);
-    await installCrds(kc, await loadCrdFixtures());
+    const kc = cluster.kubeConfig;
 
     let t0 = 0;
     system = await createSystem({
       kubeConfig: kc,
+      serviceAccountTokens: cluster.tokens,
       env,
       onProgress: (e) => {
         const text = describeEvent(e, maxAttempts);

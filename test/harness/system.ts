@@ -8,8 +8,11 @@
 //
 // Every API call goes through one recording, fault-injecting KubeProxy, tagged by its client:
 // 'detect', 'force-drift', 'surface-stalled' (the product's adapter), 'apiserversource',
-// 'pingsource' (the Knative adapters) and 'source-watcher' (the simulator). The harness's own
-// watches and reads go straight to the API server.
+// 'pingsource' (the Knative adapters) and 'source-watcher' (the simulator). The functions and the
+// ApiServerSource call with their own ServiceAccount's token (`serviceAccountTokens`), so the API
+// server enforces the RBAC rendered from knative/; the PingSource adapter (Knative's own
+// controller) and the simulator (source-watcher) call as the admin. The harness's own watches and
+// reads go straight to the API server.
 //
 //   const system = await createSystem({ kubeConfig });
 //   await system.settle();                                   // let events flow at this instant
@@ -30,7 +33,8 @@ import { createKnativeParts, type BrokerTuning, type KnativeParts } from './syst
 import { FUNCTION_NAMES, startFunctions, type FunctionReplica } from './system/functions.js';
 import { LogCapture } from './system/log-capture.js';
 import { ACTION_STALLED_TYPE, ProgressLog, type ProgressEvent } from './system/progress.js';
-import { WorldWatch } from './system/world.js';
+import { RECOVERY_NAMESPACE, WorldWatch } from './system/world.js';
+import type { ServiceAccountTokens } from '../setup/cluster-rbac.js';
 
 export { FUNCTION_NAMES, type FunctionName, type FunctionReplica } from './system/functions.js';
 export type { BrokerTuning } from './system/knative.js';
@@ -53,8 +57,13 @@ export const SOURCE_WATCHER_TAG = 'source-watcher';
 const WRITE_VERBS = ['create', 'update', 'patch', 'delete', 'deletecollection'] as const;
 
 export interface SystemOptions {
-  /** The cluster to run against (the test API server). */
+  /** The cluster to run against (the test API server), as the admin. */
   kubeConfig: KubeConfig;
+  /**
+   * A token per ServiceAccount of knative/ (test/setup/cluster-rbac.ts installIdentities): the
+   * functions and the ApiServerSource call the API server with these, never as the admin.
+   */
+  serviceAccountTokens: ServiceAccountTokens;
   /** Replicas of each function (default 1). */
   replicas?: number;
   /** Function environment on top of the defaults (RECOVERY_MODE, RECOVERY_GRACE_PERIOD, ...). */
@@ -148,7 +157,14 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
 
     const knative = createKnativeParts({
       clock,
-      apiServerSourceKubeConfig: proxy.kubeConfig(APISERVERSOURCE_TAG),
+      apiServerSourceKubeConfig: proxy.kubeConfig(APISERVERSOURCE_TAG, {
+        token: opts.serviceAccountTokens.apiserversource,
+      }),
+      apiServerSourceAccessCheck: {
+        controllerKubeConfig: opts.kubeConfig,
+        serviceAccount: 'apiserversource',
+        namespace: RECOVERY_NAMESPACE,
+      },
       pingSourceKubeConfig: proxy.kubeConfig(PINGSOURCE_TAG),
       ...(opts.broker !== undefined ? { broker: opts.broker } : {}),
       ...(opts.pingSeed !== undefined ? { pingSeed: opts.pingSeed } : {}),
@@ -160,7 +176,12 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
     const functions = await startFunctions({
       replicas,
       clock,
-      kubeConfigFor: (name) => proxy.kubeConfig(name),
+      kubeConfigFor: (name) =>
+        // dead-letter makes no API call and has no token (automountServiceAccountToken: false).
+        proxy.kubeConfig(
+          name,
+          name === 'dead-letter' ? {} : { token: opts.serviceAccountTokens[name] },
+        ),
       brokerUrl: knative.broker.ingressUrl,
       env: opts.env ?? {},
       logLevel: opts.logLevel ?? 'silent',

@@ -1,11 +1,11 @@
 // PingSource lifecycle through the adapter against the real test API server: create, get, merge
 // patch of the schedule, create twice, delete with and without a resourceVersion precondition.
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeClient, loadKubeConfig } from '../../shared/kube/client.js';
 import { isKubeError, type KubeError } from '../../shared/kube/errors.js';
 import type { PingSource } from '../../shared/kube/port.js';
-import { testKubeconfigPath, uniqueName } from '../support/apiserver.js';
+import { ensureNamespace, testKubeconfigPath, uniqueName } from '../support/apiserver.js';
 
 const FIELD_MANAGER = 'adapter-ping-test';
 // Loaded the way the functions load it: an explicit kubeconfig path.
@@ -13,6 +13,10 @@ const kubeConfig = loadKubeConfig({ kubeconfigPath: testKubeconfigPath() });
 const kube = createKubeClient({ kubeConfig, fieldManager: FIELD_MANAGER });
 const namespace = uniqueName('ping');
 const created: string[] = [];
+
+beforeAll(async () => {
+  await ensureNamespace(namespace);
+});
 
 afterAll(async () => {
   for (const name of created) {

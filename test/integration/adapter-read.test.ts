@@ -10,7 +10,7 @@ import { createKubeClient } from '../../shared/kube/client.js';
 import { isKubeError, type KubeError } from '../../shared/kube/errors.js';
 import type { KubePort, ListOptions } from '../../shared/kube/port.js';
 import { createTransport } from '../../shared/kube/transport.js';
-import { testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
 
 const AG = {
   group: 'source.extensions.fluxcd.io',
@@ -97,6 +97,7 @@ describe('listing 1,200 ArtifactGenerators', () => {
   const ours = new Set<string>();
 
   beforeAll(async () => {
+    for (const ns of namespaces) await ensureNamespace(ns);
     const todo: [string, string][] = [];
     namespaces.forEach((ns, i) => {
       for (let n = 0; n < (sizes[i] ?? 0); n += 1)
@@ -195,6 +196,7 @@ describe('single reads', () => {
   const psName = uniqueName('ps');
 
   beforeAll(async () => {
+    await ensureNamespace(namespace);
     await raw.createNamespacedCustomObject({ ...AG, namespace, body: agBody(namespace, agName) });
     await raw.createClusterCustomObject({ ...PS, body: psBody(psName) });
     await raw.patchClusterCustomObjectStatus(
@@ -309,7 +311,9 @@ describe('single reads', () => {
 describe('round trip of every field the decision core reads', () => {
   const namespace = uniqueName('rt');
   const name = uniqueName('ag');
-  const ownerUid = '6f1c0a52-2b5e-4f37-9d0e-1b2c3d4e5f60';
+  // The owner exists: kube-controller-manager's garbage collector deletes an AG whose owner does
+  // not (its uid is filled in once the PackageSource is created).
+  const ownerUid = '';
   const status = {
     conditions: [
       {
@@ -356,6 +360,11 @@ describe('round trip of every field the decision core reads', () => {
   };
 
   beforeAll(async () => {
+    await ensureNamespace(namespace);
+    const owner = (await raw.createClusterCustomObject({ ...PS, body: psBody(name) })) as {
+      metadata: { uid: string };
+    };
+    for (const ref of meta.ownerReferences) ref.uid = owner.metadata.uid;
     await raw.createNamespacedCustomObject({
       ...AG,
       namespace,

@@ -8,7 +8,7 @@ import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/type
 import { createKubeClient } from '../../shared/kube/client.js';
 import { isKubeError, type KubeError } from '../../shared/kube/errors.js';
 import type { KubePort } from '../../shared/kube/port.js';
-import { testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
 
 const AG = {
   group: 'source.extensions.fluxcd.io',
@@ -38,6 +38,7 @@ interface Obj {
 
 async function createAg(annotations: Record<string, string> = {}): Promise<AgRef> {
   const name = uniqueName('ag');
+  await ensureNamespace(namespace);
   await raw.createNamespacedCustomObject({
     ...AG,
     namespace,

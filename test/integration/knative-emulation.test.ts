@@ -22,7 +22,7 @@ import {
   startEventRecorder,
 } from '../harness/knative/index.js';
 import type { AnyEvent, EventRecorder, KnativeEmulation } from '../harness/knative/index.js';
-import { testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
 
 const kubeConfig = testKubeConfig();
 const raw = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -111,6 +111,7 @@ describe('ApiServerSource emulation (Resource mode, real watch)', () => {
 
   beforeEach(async () => {
     namespace = uniqueName('kn-src');
+    await ensureNamespace(namespace);
     sink = await startEventRecorder();
   });
 
@@ -223,6 +224,7 @@ describe('PingSource emulation on a virtual clock', () => {
 
   beforeEach(async () => {
     namespace = uniqueName('kn-ping');
+    await ensureNamespace(namespace);
     sink = await startEventRecorder();
     clock = new VirtualClock({ start: START });
     pings = new PingScheduler({ clock, sinkUrl: sink.url, kubeConfig, namespace, seed: 3 });
@@ -335,6 +337,7 @@ describe('createKnativeEmulation: sources routed by the Triggers in knative/', (
 
   beforeEach(async () => {
     namespace = uniqueName('kn-wired');
+    await ensureNamespace(namespace);
     clock = new VirtualClock({ start: START });
     services = {};
     for (const name of ['detect', 'force-drift', 'surface-stalled', 'dead-letter']) {

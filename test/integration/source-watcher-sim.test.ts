@@ -11,7 +11,7 @@ import {
   type SimCondition,
   type SourceWatcherSim,
 } from '../harness/source-watcher-sim/index.js';
-import { testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
 
 const AG = {
   group: 'source.extensions.fluxcd.io',
@@ -40,6 +40,7 @@ let sim: SourceWatcherSim;
 
 beforeEach(async () => {
   namespace = uniqueName('sws');
+  await ensureNamespace(namespace);
   clock = new VirtualClock();
   sim = createSourceWatcherSim({ kubeConfig, clock, namespace, buildTimeMs: BUILD_MS, seed: 7 });
   clock.setSettle(() => sim.settled());

@@ -26,6 +26,7 @@ import { agViolations } from './support/ag-contract.js';
 import { ensureBuilt } from './support/build.js';
 import { spawnFunction, type ChildFunction } from './support/child-function.js';
 import { uniqueNamespace } from './support/cluster.js';
+import { serviceAccountToken } from '../support/identities.js';
 
 const NS = uniqueNamespace('rel-sd');
 const kc = testKubeConfig();
@@ -46,7 +47,7 @@ afterAll(async () => {
 
 async function startForceDrift(tag: string): Promise<ChildFunction> {
   const kubeconfig = join(dir, `${tag}.kubeconfig`);
-  await proxy.writeKubeconfig(kubeconfig, tag);
+  await proxy.writeKubeconfig(kubeconfig, tag, { token: serviceAccountToken('force-drift') });
   const child = await spawnFunction('force-drift', {
     KUBECONFIG: kubeconfig,
     LOG_LEVEL: 'info',

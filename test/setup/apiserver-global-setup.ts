@@ -1,50 +1,46 @@
-// Vitest globalSetup for the integration and e2e projects: one real API server with the CRD
-// fixtures installed, shared by every project of this vitest process.
+// Vitest globalSetup for the integration, e2e and reliability projects: one real control plane
+// (kube-apiserver with RBAC enforced, kube-controller-manager, embedded etcd) with the upstream
+// CRDs and our fixtures installed, and the product's ServiceAccounts and RBAC rendered from
+// knative/, shared by every project of this vitest process. Tests get the admin kubeconfig
+// (`kubeconfigPath`, for fixtures and assertions) and a token per ServiceAccount
+// (`serviceAccountTokens`, for the functions under test: test/support/identities.ts).
 //
 // Vitest 4 runs each project's globalSetup in the same (main) process but imports the file
 // once per project, so module state is not shared. The server is therefore kept on globalThis
 // with a reference count: the first project starts it, the last teardown stops it.
 
-import * as k8s from '@kubernetes/client-node';
 import type { TestProject } from 'vitest/node';
-import { buildApiServer, startApiServer } from './apiserver-process.js';
 import type { RunningApiServer } from './apiserver-process.js';
-import { installCrds, loadCrdFixtures } from './install-crds.js';
+import type { ServiceAccountTokens } from './cluster-rbac.js';
+import { startTestCluster } from './test-cluster.js';
 
 declare module 'vitest' {
   interface ProvidedContext {
     kubeconfigPath: string;
+    serviceAccountTokens: ServiceAccountTokens;
   }
+}
+
+interface ReadyCluster {
+  server: RunningApiServer;
+  tokens: ServiceAccountTokens;
 }
 
 interface SharedServer {
   refs: number;
-  ready: Promise<RunningApiServer>;
+  ready: Promise<ReadyCluster>;
 }
 
 const SHARED = Symbol.for('source-watcher-recovery.test-apiserver');
 type Holder = { [SHARED]?: SharedServer };
 const holder = globalThis as Holder;
 
-async function startWithCrds(): Promise<RunningApiServer> {
-  await buildApiServer();
-  const started = Date.now();
-  const server = await startApiServer();
-  try {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(server.kubeconfigPath);
-    await installCrds(kc, await loadCrdFixtures());
-    console.error(
-      `test API server ready at ${server.url} with CRDs in ${Date.now() - started} ms (kubeconfig ${server.kubeconfigPath})`,
-    );
-    return server;
-  } catch (err) {
-    await server.stop();
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new Error(
-      `installing CRDs on the test API server failed: ${reason}\n--- server stderr (tail) ---\n${server.stderrTail()}`,
-    );
-  }
+async function startWithCrds(): Promise<ReadyCluster> {
+  const cluster = await startTestCluster();
+  console.error(
+    `test API server ready at ${cluster.server.url} with CRDs and RBAC in ${cluster.startMs} ms (kubeconfig ${cluster.server.kubeconfigPath})`,
+  );
+  return { server: cluster.server, tokens: cluster.tokens };
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -56,14 +52,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const current = shared;
   current.refs += 1;
   let server: RunningApiServer;
+  let tokens: ServiceAccountTokens;
   try {
-    server = await current.ready;
+    ({ server, tokens } = await current.ready);
   } catch (err) {
     current.refs -= 1;
     if (holder[SHARED] === current) delete holder[SHARED];
     throw err;
   }
   project.provide('kubeconfigPath', server.kubeconfigPath);
+  project.provide('serviceAccountTokens', tokens);
   return async () => {
     current.refs -= 1;
     if (current.refs > 0) return;

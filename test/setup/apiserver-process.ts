@@ -1,6 +1,7 @@
-// Starts and stops the test API server binary (test/apiserver: embedded etcd plus the
-// apiextensions-apiserver). The binary writes a kubeconfig and prints "READY <url>" once
-// /healthz answers; it exits on SIGTERM or when its stdin closes (so it dies with this process).
+// Starts and stops the test cluster binary (test/apiserver: embedded etcd, kube-apiserver and
+// kube-controller-manager; docs/adr/0030-real-kube-apiserver.md). The binary writes a kubeconfig
+// and prints "READY <url>" once the cluster is ready; it exits on SIGTERM or when its stdin
+// closes (so it dies with this process), and takes its components with it.
 
 import { spawn } from 'node:child_process';
 import type { ChildProcessByStdio } from 'node:child_process';

@@ -127,10 +127,30 @@ export function agRefOf(ag: ArtifactGenerator): AgRef {
   return { namespace: ag.metadata?.namespace ?? '', name: ag.metadata?.name ?? '' };
 }
 
+const ensuredNamespaces = new Set<string>();
+
+/**
+ * Creates the namespace unless this process already did (or it exists): the real kube-apiserver
+ * refuses objects in a namespace that does not exist (NamespaceLifecycle admission).
+ */
+export async function ensureNamespace(name: string, kc?: k8s.KubeConfig): Promise<void> {
+  if (ensuredNamespaces.has(name)) return;
+  try {
+    await (kc ?? testKubeConfig())
+      .makeApiClient(k8s.CoreV1Api)
+      .createNamespace({ body: { metadata: { name } } });
+  } catch (err) {
+    if (apiStatusOf(err) !== 409) throw err;
+  }
+  ensuredNamespaces.add(name);
+}
+
+/** Creates the AG (and its namespace, when missing). */
 export async function createArtifactGenerator(
   ag: ArtifactGenerator,
   kc?: k8s.KubeConfig,
 ): Promise<ArtifactGenerator> {
+  await ensureNamespace(agRefOf(ag).namespace, kc);
   return (await customObjects(kc).createNamespacedCustomObject({
     ...agApi,
     namespace: agRefOf(ag).namespace,

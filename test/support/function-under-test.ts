@@ -1,5 +1,6 @@
 // Runs one function's createApp on 127.0.0.1 with real deps: the product's Kubernetes adapter
-// pointed at the test API server (through a recording proxy), a settable clock and a silent logger.
+// pointed at the test API server (through a recording proxy) as the function's own
+// ServiceAccount (RBAC enforced: test/support/identities.ts), a settable clock and a silent logger.
 
 import type { Express } from 'express';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -12,6 +13,7 @@ import { startHttp, type Started } from './http-events.js';
 import { createApp as createDetectApp } from '../../functions/detect/app.js';
 import { createAlarmFollowUps } from '../../functions/detect/alarm.js';
 import { createBrokerEmitter } from '../../shared/runtime/broker-emitter.js';
+import { asFunction } from './identities.js';
 
 /** A clock the test sets by hand. */
 export class SettableClock implements Clock {
@@ -40,7 +42,9 @@ export function testConfig(env: Record<string, string> = {}): FunctionConfig {
 }
 
 export function commonDeps(opts: {
+  /** The cluster (the proxy or the API server); the function calls it with its own token. */
   kubeConfig: KubeConfig;
+  /** The function: detect, force-drift or surface-stalled (its ServiceAccount). */
   name: string;
   clock: SettableClock;
   env?: Record<string, string>;
@@ -49,7 +53,7 @@ export function commonDeps(opts: {
   const config = testConfig(opts.env);
   return {
     kube: createKubeClient({
-      kubeConfig: opts.kubeConfig,
+      kubeConfig: asFunction(opts.kubeConfig, opts.name, opts.env),
       fieldManager: `test-${opts.name}`,
       requestTimeoutMs: 5000,
     }),

@@ -1,8 +1,11 @@
 // A programmable HTTP proxy in front of the test API server, for fault injection, API-call
 // counting and "which verbs does this function really use" checks.
 //
-// Clients talk plain HTTP to 127.0.0.1; the proxy forwards over HTTPS with the upstream
-// kubeconfig's client certificate. Every request is logged, parsed into Kubernetes terms
+// Clients talk plain HTTP to 127.0.0.1; the proxy forwards over HTTPS. A request that carries
+// its own credentials (an Authorization header, e.g. a ServiceAccount token: see kubeConfig's
+// `token`) is forwarded with them and without any client certificate, so the API server
+// authenticates and authorizes that identity (RBAC); any other request is sent with the upstream
+// kubeconfig's credentials (the admin's client certificate). Every request is logged, parsed into Kubernetes terms
 // (verb, group, version, resource, subresource, namespace, name) and tagged with the client
 // that sent it: the `x-swr-client` header, else a `/_tag/<tag>` prefix on the server URL (see
 // kubeConfig(tag)), else the proxy's default tag. Watches stream through.
@@ -126,7 +129,10 @@ interface ActiveFault {
 
 interface Upstream {
   url: URL;
+  /** With the upstream kubeconfig's client certificate. */
   agent: https.Agent;
+  /** Server verification only: for requests that bring their own Authorization. */
+  bearerAgent: https.Agent;
   headers: http.OutgoingHttpHeaders;
 }
 
@@ -157,6 +163,13 @@ export class KubeProxy {
     await this.target.applyToHTTPSOptions(tls);
     this.upstream = {
       url: new URL(cluster.server),
+      bearerAgent: new https.Agent({
+        keepAlive: true,
+        ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+        ...(tls.rejectUnauthorized === undefined
+          ? {}
+          : { rejectUnauthorized: tls.rejectUnauthorized }),
+      }),
       agent: new https.Agent({
         keepAlive: true,
         ...(tls.ca === undefined ? {} : { ca: tls.ca }),
@@ -190,6 +203,7 @@ export class KubeProxy {
     const closed = new Promise<void>((done) => server.close(() => done()));
     for (const socket of this.sockets) socket.destroy();
     this.upstream?.agent.destroy();
+    this.upstream?.bearerAgent.destroy();
     await closed;
   }
 
@@ -202,24 +216,28 @@ export class KubeProxy {
     return `http://127.0.0.1:${address.port}`;
   }
 
-  /** A KubeConfig pointing at the proxy; with a tag, every call it makes is tagged so. */
-  kubeConfig(tag?: string): k8s.KubeConfig {
+  /**
+   * A KubeConfig pointing at the proxy; with a tag, every call it makes is tagged so. Without a
+   * token its calls reach the API server as the upstream kubeconfig's user (the admin); with one,
+   * as the token's identity (a ServiceAccount, under RBAC).
+   */
+  kubeConfig(tag?: string, auth: { token?: string } = {}): k8s.KubeConfig {
     const server =
       tag === undefined ? this.url : `${this.url}${TAG_PREFIX}${encodeURIComponent(tag)}`;
     const kc = new k8s.KubeConfig();
     kc.loadFromOptions({
       // client-node refuses a plain http:// server unless TLS verification is off (there is no TLS).
       clusters: [{ name: 'kube-proxy', server, skipTLSVerify: true }],
-      users: [{ name: 'kube-proxy' }],
+      users: [{ name: 'kube-proxy', ...(auth.token === undefined ? {} : { token: auth.token }) }],
       contexts: [{ name: 'kube-proxy', cluster: 'kube-proxy', user: 'kube-proxy' }],
       currentContext: 'kube-proxy',
     });
     return kc;
   }
 
-  /** Writes kubeConfig(tag) to path (for processes that read a kubeconfig file). */
-  async writeKubeconfig(path: string, tag?: string): Promise<void> {
-    await writeFile(path, this.kubeConfig(tag).exportConfig(), { mode: 0o600 });
+  /** Writes kubeConfig(tag, auth) to path (for processes that read a kubeconfig file). */
+  async writeKubeconfig(path: string, tag?: string, auth: { token?: string } = {}): Promise<void> {
+    await writeFile(path, this.kubeConfig(tag, auth).exportConfig(), { mode: 0o600 });
   }
 
   callsMatching(match: CallMatch = {}): ProxyCall[] {
@@ -340,7 +358,10 @@ export class KubeProxy {
       respondStatus(res, call, 503, 'kube proxy stopped');
       return;
     }
-    const headers: http.OutgoingHttpHeaders = { ...upstream.headers };
+    // The client's own credentials win; then no client certificate may be presented, or the
+    // API server would authenticate the admin certificate first and never look at the token.
+    const ownCredentials = req.headers.authorization !== undefined;
+    const headers: http.OutgoingHttpHeaders = ownCredentials ? {} : { ...upstream.headers };
     for (const [key, value] of Object.entries(req.headers)) {
       if (!HOP_BY_HOP.has(key) && value !== undefined) headers[key] = value;
     }
@@ -351,7 +372,7 @@ export class KubeProxy {
       method: call.method,
       path: call.path,
       headers,
-      agent: upstream.agent,
+      agent: ownCredentials ? upstream.bearerAgent : upstream.agent,
     });
     upstreamReq.on('response', (upstreamRes) => {
       call.upstreamStatus = upstreamRes.statusCode ?? 502;

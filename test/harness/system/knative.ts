@@ -8,8 +8,9 @@
 
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import {
+  AG_RESOURCE,
   ApiServerSource,
   BROKER_NAME,
   Broker,
@@ -50,10 +51,49 @@ export interface KnativeParts {
   activity(): number;
 }
 
+/**
+ * What Knative's ApiServerSource controller checks before it starts the adapter: a
+ * SubjectAccessReview per verb (get, list, watch) on each watched resource for the source's
+ * ServiceAccount. A denied verb keeps the source from starting (Knative reports it not ready).
+ */
+export interface ApiServerSourceAccessCheck {
+  /** The controller's own credentials (the admin here). */
+  controllerKubeConfig: KubeConfig;
+  /** spec.serviceAccountName and the source's namespace. */
+  serviceAccount: string;
+  namespace: string;
+}
+
+export async function checkApiServerSourceAccess(check: ApiServerSourceAccessCheck): Promise<void> {
+  const api = check.controllerKubeConfig.makeApiClient(AuthorizationV1Api);
+  const user = `system:serviceaccount:${check.namespace}:${check.serviceAccount}`;
+  const denied: string[] = [];
+  for (const verb of ['get', 'list', 'watch']) {
+    const review = await api.createSubjectAccessReview({
+      body: {
+        spec: {
+          user,
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${check.namespace}`],
+          resourceAttributes: { verb, group: AG_RESOURCE.group, resource: AG_RESOURCE.plural },
+        },
+      },
+    });
+    if (review.status?.allowed !== true) denied.push(verb);
+  }
+  if (denied.length > 0) {
+    throw new Error(
+      `ApiServerSource: ServiceAccount ${check.namespace}/${check.serviceAccount} may not ${denied.join(', ')} ` +
+        `${AG_RESOURCE.plural}.${AG_RESOURCE.group}: the source does not start (insufficient permissions)`,
+    );
+  }
+}
+
 export function createKnativeParts(opts: {
   clock: EmuClock;
   apiServerSourceKubeConfig: KubeConfig;
   pingSourceKubeConfig: KubeConfig;
+  /** When given, the ApiServerSource starts only if its ServiceAccount may get, list and watch. */
+  apiServerSourceAccessCheck?: ApiServerSourceAccessCheck;
   broker?: BrokerTuning;
   pingSeed?: number;
   log?: (msg: string, fields: Record<string, unknown>) => void;
@@ -102,6 +142,9 @@ export function createKnativeParts(opts: {
       started = { ...started, broker: true };
     },
     async startSources() {
+      if (opts.apiServerSourceAccessCheck !== undefined) {
+        await checkApiServerSourceAccess(opts.apiServerSourceAccessCheck);
+      }
       await apiServerSource.start();
       started = { ...started, apiServerSource: true };
       await pings.start();

@@ -191,8 +191,14 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
 
   it('a missing PackageSource answers 200', async () => {
     const s = await startSurface(new SettableClock(T0 + 60_000));
-    const ag = await createAgWithStatus(kc, healthyStatus(T0), {
-      owner: { name: uniqueName('gone'), uid: 'x' },
+    // In a cluster the owner is missing only between its deletion and the garbage collector
+    // deleting the AG (an AG created with an absent owner is collected at once): the owner
+    // exists, and surface-stalled is told it does not.
+    const { name, ag } = await ownedPair(healthyStatus(T0));
+    proxy.addFault({
+      match: { clientTag: 'surface-stalled', resource: 'packagesources', name },
+      kind: 'status',
+      status: 404,
     });
     expect(await postEvent(s.url, agEvent(ag))).toMatchObject({
       status: 200,

@@ -1,5 +1,6 @@
 // Starts the real function apps (createApp) on 127.0.0.1 with the product's Kubernetes adapter
-// pointed at the recording proxy under a client tag of our choice, a settable clock, a request
+// pointed at the recording proxy under a client tag of our choice, as the function's own
+// ServiceAccount (RBAC enforced: test/support/identities.ts), a settable clock, a request
 // timeout of our choice and an optional log destination.
 
 import type { Express } from 'express';
@@ -16,12 +17,17 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { SettableClock } from '../../support/function-under-test.js';
 import { testConfig } from '../../support/function-under-test.js';
 import { startHttp, type Started } from '../../support/http-events.js';
+import { functionKubeConfigFor, hasOwnCredentials } from '../../support/identities.js';
 
 export type FunctionName = 'detect' | 'force-drift' | 'surface-stalled';
 export const FUNCTION_NAMES: readonly FunctionName[] = ['detect', 'force-drift', 'surface-stalled'];
 
 export interface FunctionServerOptions {
   readonly fn: FunctionName;
+  /**
+   * The cluster (the proxy). buildApp uses it as is; startFunction as the function's
+   * ServiceAccount unless it carries credentials of its own.
+   */
   readonly kubeConfig: KubeConfig;
   readonly clock: SettableClock;
   /** Per-request timeout of the adapter. */
@@ -71,7 +77,12 @@ export function buildApp(opts: FunctionServerOptions): {
 }
 
 export async function startFunction(opts: FunctionServerOptions): Promise<FunctionServer> {
-  const { app, kube, config } = buildApp(opts);
+  // A kubeconfig with credentials of its own (the log-hygiene suite's marker credentials) is
+  // used as given; any other (the proxy's) runs as the function's ServiceAccount.
+  const kubeConfig = hasOwnCredentials(opts.kubeConfig)
+    ? opts.kubeConfig
+    : await functionKubeConfigFor(opts.kubeConfig, opts.fn, opts.env);
+  const { app, kube, config } = buildApp({ ...opts, kubeConfig });
   const started = await startHttp(app);
   return { ...started, kube, config };
 }
