@@ -13,7 +13,7 @@ import {
   type SimRequest,
   type SourceWatcherSim,
 } from '../harness/source-watcher-sim/index.js';
-import { testKubeConfig, uniqueName } from './apiserver.js';
+import { ensureNamespace, testKubeConfig, uniqueName } from './apiserver.js';
 import { readyInBody, type RequestFacts } from './sw-fidelity-normalise.js';
 import { markAt, type Trace, type TraceAction, type TraceAg } from './sw-traces.js';
 
@@ -267,6 +267,8 @@ class Replayer {
     let out: unknown;
     if (action.method === 'POST') {
       body.metadata.namespace = namespace;
+      // kube-apiserver creates nothing in a namespace that does not exist.
+      await ensureNamespace(namespace);
       out = await this.#api.createNamespacedCustomObject({ ...base, body });
     } else if (action.method === 'PATCH' && target.name) {
       const name = target.name;
