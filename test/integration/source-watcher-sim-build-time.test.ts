@@ -11,7 +11,7 @@ import {
   type SimRequest,
   type SourceWatcherSim,
 } from '../harness/source-watcher-sim/index.js';
-import { testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
 
 const AG = {
   group: 'source.extensions.fluxcd.io',
@@ -28,6 +28,8 @@ let requests: SimRequest[];
 
 beforeEach(async () => {
   namespace = uniqueName('swbt');
+  // kube-apiserver creates nothing in a namespace that does not exist.
+  await ensureNamespace(namespace);
   clock = new VirtualClock();
   requests = [];
   sim = createSourceWatcherSim({
