@@ -63,11 +63,11 @@ async function readiness(child: ChildFunction): Promise<number> {
   return (await fetch(new URL('/health/readiness', child.url))).status;
 }
 
-/** A stuck AG (Ready Unknown for two minutes, never forced): detect must emit a force. */
+/** A stuck AG (Ready Unknown for five minutes, past the 2m30s time rule, never forced): detect must emit a force. */
 function stuckEvent() {
   const ag: ArtifactGenerator = {
     ...makeArtifactGenerator(),
-    status: stuckStatus(Date.now() - 120_000),
+    status: stuckStatus(Date.now() - 300_000),
   };
   ag.metadata = { ...ag.metadata, generation: 1, resourceVersion: '1', uid: 'u-1' };
   return agResourceEvent(ag);

@@ -71,7 +71,7 @@ function forceEvent(ag: ArtifactGenerator) {
 async function stuckAgs(n: number): Promise<ArtifactGenerator[]> {
   return Promise.all(
     Array.from({ length: n }, () =>
-      createAgWithStatus(kc, stuckStatus(Date.now() - 120_000), { namespace: NS }),
+      createAgWithStatus(kc, stuckStatus(Date.now() - 300_000), { namespace: NS }),
     ),
   );
 }
