@@ -9,21 +9,12 @@
 //   npm run test:rbac-rules -- --only detect  rules whose role name contains "detect"
 
 import { spawn } from 'node:child_process';
-import {
-  cpSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseAllDocuments, isMap, isSeq, type Document } from 'yaml';
-import { KNATIVE_DIR_ENV } from '../setup/cluster-rbac.js';
-import { KNATIVE_DIR, REPO_ROOT } from '../support/manifests.js';
+import { DROP_RULE_ENV } from '../setup/cluster-rbac.js';
+import { KNATIVE_DIR, REPO_ROOT, renderKustomize } from '../support/manifests.js';
 
 /** The suites each run executes: every function under its own ServiceAccount, and the e2e flow. */
 export const SUITES = [
@@ -33,10 +24,6 @@ export const SUITES = [
 ];
 
 interface RuleRef {
-  /** File relative to knative/. */
-  file: string;
-  /** Index of the YAML document in the file. */
-  doc: number;
   kind: string;
   name: string;
   namespace: string | undefined;
@@ -51,16 +38,6 @@ interface RunResult {
   error?: string;
 }
 
-function listYamlFiles(dir: string, base = dir): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir).sort()) {
-    const full = path.join(dir, entry);
-    if (statSync(full).isDirectory()) out.push(...listYamlFiles(full, base));
-    else if (entry.endsWith('.yaml')) out.push(path.relative(base, full));
-  }
-  return out;
-}
-
 function describeRule(rule: Record<string, unknown>): string {
   const list = (k: string): string =>
     Array.isArray(rule[k]) ? (rule[k] as string[]).join(',') : '';
@@ -68,65 +45,49 @@ function describeRule(rule: Record<string, unknown>): string {
   return `${list('verbs')} ${list('resources')}${names ? ` (names: ${names})` : ''}`;
 }
 
-/** Every rule of every Role and ClusterRole in knative/ (overlays included). */
+/**
+ * Every rule of every Role and ClusterRole of the package as rendered (`kubectl kustomize`): the
+ * rules the test cluster installs. Removing a rule from the rendered objects, not from the source
+ * files, keeps kustomize's replacements (knative/components/names) intact.
+ */
 export function findRules(root: string = KNATIVE_DIR): RuleRef[] {
   const rules: RuleRef[] = [];
-  for (const file of listYamlFiles(root)) {
-    const docs = parseAllDocuments(readFileSync(path.join(root, file), 'utf8'));
-    docs.forEach((doc, d) => {
-      const o = doc.toJS() as Record<string, unknown> | null;
-      if (o === null || (o['kind'] !== 'Role' && o['kind'] !== 'ClusterRole')) return;
-      const meta = o['metadata'] as { name: string; namespace?: string };
-      const list = (o['rules'] ?? []) as Record<string, unknown>[];
-      list.forEach((rule, index) =>
-        rules.push({
-          file,
-          doc: d,
-          kind: o['kind'] as string,
-          name: meta.name,
-          namespace: meta.namespace,
-          index,
-          text: describeRule(rule),
-        }),
-      );
-    });
+  for (const o of renderKustomize(root)) {
+    if (o.kind !== 'Role' && o.kind !== 'ClusterRole') continue;
+    const list = (o as unknown as { rules?: Record<string, unknown>[] }).rules ?? [];
+    list.forEach((rule, index) =>
+      rules.push({
+        kind: o.kind,
+        name: o.metadata.name,
+        namespace: o.metadata.namespace,
+        index,
+        text: describeRule(rule),
+      }),
+    );
   }
   return rules;
 }
 
-/** A copy of knative/ in a new temporary directory with one rule removed (comments kept). */
-function copyWithout(rule: RuleRef | undefined): { dir: string; cleanup: () => void } {
-  const parent = mkdtempSync(path.join(tmpdir(), 'swr-rbac-rules-'));
-  const dir = path.join(parent, 'knative');
-  cpSync(KNATIVE_DIR, dir, { recursive: true });
-  if (rule !== undefined) {
-    const file = path.join(dir, rule.file);
-    const docs: Document[] = parseAllDocuments(readFileSync(file, 'utf8')) as Document[];
-    const target = docs[rule.doc];
-    const rules = target?.get('rules');
-    if (target === undefined || !isSeq(rules) || !isMap(rules.items[rule.index])) {
-      throw new Error(
-        `cannot find rule ${rule.index} of ${rule.kind} ${rule.name} in ${rule.file}`,
-      );
-    }
-    rules.items.splice(rule.index, 1);
-    const texts = docs.map((d, i) => {
-      const text = d.toString();
-      return i === 0 || text.startsWith('---') ? text : `---\n${text}`;
-    });
-    writeFileSync(file, texts.join(''));
-  }
-  return { dir, cleanup: () => rmSync(parent, { recursive: true, force: true }) };
-}
-
-async function runSuites(knativeDir: string): Promise<RunResult> {
+async function runSuites(drop: RuleRef | undefined): Promise<RunResult> {
   const started = Date.now();
   const report = path.join(mkdtempSync(path.join(tmpdir(), 'swr-rbac-report-')), 'report.json');
   const args = ['vitest', 'run', '--reporter=json', `--outputFile=${report}`, ...SUITES];
   const code = await new Promise<number | null>((done, fail) => {
     const child = spawn('npx', args, {
       cwd: REPO_ROOT,
-      env: { ...process.env, [KNATIVE_DIR_ENV]: knativeDir, CI: '' },
+      env: {
+        ...process.env,
+        [DROP_RULE_ENV]:
+          drop === undefined
+            ? ''
+            : JSON.stringify({
+                kind: drop.kind,
+                name: drop.name,
+                namespace: drop.namespace ?? '',
+                index: drop.index,
+              }),
+        CI: '',
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -175,9 +136,7 @@ async function main(): Promise<void> {
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
   say(`rbac-rules: ${rules.length} rules; suites: ${SUITES.join(' ')}`);
 
-  const base = copyWithout(undefined);
-  const baseline = await runSuites(base.dir);
-  base.cleanup();
+  const baseline = await runSuites(undefined);
   say(
     `baseline: ${baseline.passed} passed, ${baseline.failed.length} failed (${baseline.seconds} s)`,
   );
@@ -193,9 +152,7 @@ async function main(): Promise<void> {
   ];
   let uncovered = 0;
   for (const rule of rules) {
-    const copy = copyWithout(rule);
-    const result = await runSuites(copy.dir);
-    copy.cleanup();
+    const result = await runSuites(rule);
     const role = `${rule.kind} ${rule.namespace ? `${rule.namespace}/` : ''}${rule.name}`;
     const example = result.failed[0] ?? result.error ?? '—';
     if (result.failed.length === 0) uncovered++;

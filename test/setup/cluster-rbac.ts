@@ -44,6 +44,28 @@ export const WORKLOAD_NAMESPACES = ['cozy-system', 'flux-apps'] as const;
 const TOKEN_SECONDS = 24 * 60 * 60;
 
 export const KNATIVE_DIR_ENV = 'SWR_KNATIVE_DIR';
+/**
+ * `npm run test:rbac-rules`: JSON {kind, name, namespace, index} of one rendered Role/ClusterRole
+ * rule to leave out of the installed RBAC.
+ */
+export const DROP_RULE_ENV = 'SWR_RBAC_DROP_RULE';
+
+function dropRule(objects: K8sObject[]): K8sObject[] {
+  const raw = process.env[DROP_RULE_ENV];
+  if (raw === undefined || raw === '') return objects;
+  const d = JSON.parse(raw) as { kind: string; name: string; namespace: string; index: number };
+  const target = objects.find(
+    (o) =>
+      o.kind === d.kind &&
+      o.metadata.name === d.name &&
+      (o.metadata.namespace ?? '') === d.namespace,
+  ) as (K8sObject & { rules?: unknown[] }) | undefined;
+  if (target?.rules?.[d.index] === undefined) {
+    throw new Error(`${DROP_RULE_ENV}: no rule ${d.index} in ${d.kind} ${d.namespace}/${d.name}`);
+  }
+  target.rules = target.rules.filter((_, i) => i !== d.index);
+  return objects;
+}
 
 /** The deployment package whose RBAC the test cluster installs. */
 export function rbacSourceDir(): string {
@@ -55,7 +77,7 @@ export function rbacSourceDir(): string {
 
 /** The identity objects of the rendered package, in creation order (Namespace first). */
 export function identityObjects(dir: string = rbacSourceDir()): K8sObject[] {
-  const rendered = renderKustomize(dir);
+  const rendered = dropRule(renderKustomize(dir));
   const order = (o: K8sObject): number => IDENTITY_KINDS.indexOf(o.kind as never);
   return rendered
     .filter((o) => order(o) >= 0 && (o.apiVersion === 'v1' || o.apiVersion.startsWith('rbac.')))
