@@ -1,7 +1,8 @@
 // `npm run test:rbac-rules`: removing any single RBAC rule from knative/ makes at least one test
-// fail. For each rule of each Role and ClusterRole in the package, it copies knative/ with that one
-// rule removed, runs a fixed set of suites against a fresh test cluster whose RBAC is installed
-// from the copy (SWR_KNATIVE_DIR, test/setup/cluster-rbac.ts), and records which tests fail. A
+// fail. For each rule of each Role and ClusterRole of the rendered package (`kubectl kustomize
+// knative/`), it runs a fixed set of suites against a fresh test cluster whose RBAC is installed
+// without that one rule (SWR_RBAC_DROP_RULE, test/setup/cluster-rbac.ts: removed after rendering,
+// so kustomize's replacements stay intact), and records which tests fail. A
 // baseline run with nothing removed must pass first. Prints a Markdown table; exits 1 when any
 // removal leaves every test green (a rule no test needs) or the baseline fails.
 //
