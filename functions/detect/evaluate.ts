@@ -110,19 +110,6 @@ export async function readSignals(
   return LOST_WRITE;
 }
 
-/** evaluate(), then, when it could matter, the history read and the evaluation with its signal. */
-export async function evaluateWithHistory(
-  ag: ArtifactGenerator,
-  now: number,
-  deps: DetectDeps,
-  log: Logger,
-): Promise<Evaluation> {
-  const first = evaluate(ag, now, deps);
-  if (!wantsHistory(ag, first, deps)) return first;
-  const signals = await readSignals(ag, deps, log);
-  return signals.lostWrite ? evaluate(ag, now, deps, signals) : first;
-}
-
 /** Emits the evaluation's action event, if any. Throws EmitError when the Broker refuses it. */
 export async function emitAction(
   ag: ArtifactGenerator,
