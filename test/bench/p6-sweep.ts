@@ -117,6 +117,10 @@ export const p6: BenchModule = {
     } finally {
       await fns.close();
       await sink.close();
+      // The rows that follow (P8's fleet lists the world at every settle, and its detect sweeps
+      // every AG) must not carry these 10,000 AGs.
+      ctx.log('  deleting the AGs');
+      await raw.deleteAllAgs(NAMESPACE);
     }
     const round = (xs: number[]): number[] => xs.map((x) => Math.round(x));
     ctx.log(`  sweep: ${round(sweepMs).join(' ')} ms; bare list: ${round(listMs).join(' ')} ms`);
