@@ -2,6 +2,7 @@
 // API server. The three functions run in this process with their real createApp and adapter, each
 // on a proxy kubeconfig tagged with its name; the bench's own writer goes around the proxy.
 
+import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
 import { randomUUID } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ACTION_FORCE, APISERVER_UPDATE, PING } from '../../shared/core/events.js';
@@ -82,7 +83,10 @@ async function requestsPerForce(
     const stuck = await raw.patchAgStatus(
       NS_FORCE,
       name,
-      stuckStatus(created.metadata?.generation ?? 1, rfc3339(Date.now() - 120_000)),
+      stuckStatus(
+        created.metadata?.generation ?? 1,
+        rfc3339(Date.now() - DEFAULT_GRACE_PERIOD_MS - 60_000),
+      ),
     );
     proxy.clearCalls();
     const answer = await postEvent(

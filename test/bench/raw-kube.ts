@@ -67,6 +67,24 @@ export function createRawKube(kc: KubeConfig): RawKube {
   const agBase = (ns: string): string => `/apis/${AG_API_VERSION}/namespaces/${ns}/${AG_PLURAL}`;
   const psBase = `/apis/${PS_API_VERSION}/${PS_PLURAL}`;
   const fixture = loadRealisticAg();
+  // The real kube-apiserver refuses objects in a namespace that does not exist (NamespaceLifecycle
+  // admission): each namespace is created once, on its first AG (409: it already exists).
+  const namespaces = new Map<string, Promise<unknown>>();
+  const ensureNamespace = (name: string): Promise<unknown> => {
+    let created = namespaces.get(name);
+    if (created === undefined) {
+      created = call<unknown>(
+        {
+          method: 'POST',
+          path: '/api/v1/namespaces',
+          body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+        },
+        [201, 409],
+      );
+      namespaces.set(name, created);
+    }
+    return created;
+  };
 
   return {
     createPackageSource: (name) =>
@@ -80,8 +98,9 @@ export function createRawKube(kc: KubeConfig): RawKube {
           spec: { sourceRef: { kind: 'OCIRepository', name: 'cozystack-packages' } },
         },
       }),
-    createAg: (namespace, name, owner, shape = 'realistic') =>
-      call({
+    createAg: async (namespace, name, owner, shape = 'realistic') => {
+      await ensureNamespace(namespace);
+      return call({
         method: 'POST',
         path: agBase(namespace),
         body: {
@@ -107,7 +126,8 @@ export function createRawKube(kc: KubeConfig): RawKube {
           },
           spec: shape === 'compact' ? COMPACT_SPEC : fixture.spec,
         },
-      }),
+      });
+    },
     patchAgStatus: (namespace, name, status) =>
       call({
         method: 'PATCH',
