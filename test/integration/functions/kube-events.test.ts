@@ -29,7 +29,13 @@ import {
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
 import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
-import { actionEvent, cloudEvent, postEvent, type Started } from '../../support/http-events.js';
+import {
+  actionEvent,
+  agResourceEvent,
+  cloudEvent,
+  postEvent,
+  type Started,
+} from '../../support/http-events.js';
 import { listEventsAbout, occurrences } from '../../support/kube-events.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
@@ -181,6 +187,29 @@ describe('Events: one per recovery step, on the AG', () => {
       result: 'in-step',
     });
     expect((await eventsOf(ag)).map(occurrences)).toEqual([1]);
+  });
+
+  it('the give-up of an AG with no PackageSource: the Event alone, no related object', async () => {
+    const clock = new SettableClock(T0 + 250_000);
+    const ss = await start('surface-stalled', clock);
+    const ag = await createAgWithStatus(
+      kc,
+      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
+      { annotations: tracking(5, T0) },
+    );
+    const answer = await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0));
+    expect(answer.body).toEqual({ result: 'no-owner' });
+    const events = await eventsOf(ag);
+    expect(events.map((e) => `${e.type} ${e.reason}/${e.action}`)).toEqual([
+      'Warning SourceWatcherStalled/GiveUp',
+    ]);
+    expect(events[0]?.related).toBeUndefined();
+    // An AG update is not the verdict: nothing new. detect asking again (a resync) is the same
+    // step: its series counts 2.
+    expect((await postEvent(ss.url, agResourceEvent(ag))).body).toEqual({ result: 'no-owner' });
+    expect((await eventsOf(ag)).map(occurrences)).toEqual([1]);
+    await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0));
+    expect((await eventsOf(ag)).map(occurrences)).toEqual([2]);
   });
 
   it("observe mode's would-force: SourceWatcherRecoveryWouldForce, Normal, nothing else written", async () => {
