@@ -62,7 +62,8 @@ export async function syncOne(
 /**
  * Syncs the PackageSource of `ag`. `ps` may be given (a sweep listed it); otherwise it is read.
  * Returns 'conflict' when the precondition failed (the caller re-reads). The SourceWatcherStalled
- * Event is written when the verdict is surfaced, and for an AG with no PackageSource owner when
+ * Events are written when the verdict is surfaced (one regarding the AG, one regarding the
+ * PackageSource, in `default`), and for an AG with no PackageSource owner, the AG's alone, when
  * detect asked for the verdict (`verdictAsked`) and it still holds.
  */
 export async function syncWith(
@@ -116,6 +117,6 @@ export async function syncWith(
   }
   const stalled = desired.reason === REASON_STALLED;
   log.info(fields, stalled ? 'surfaced SourceWatcherStalled' : 'updated PackageSource Ready');
-  if (stalled) await record(ag, stalledStep(ag, psName, now, deps.config.recovery));
+  if (stalled) await record(ag, stalledStep(ag, ps, now, deps.config.recovery));
   return 'updated';
 }

@@ -4,11 +4,17 @@
 
 import { REASON_FORCED, REASON_STALLED } from './conditions.js';
 import { eventName } from './kube-event-series.js';
+import { isDns1123Subdomain } from './names.js';
 import { ISSUE } from './packagesource.js';
 import { formatTimeMicro, formatTimeNano } from './time.js';
 import { AG_API_VERSION, AG_KIND, PS_API_VERSION, PS_KIND } from './types.js';
 
 export const EVENTS_API_VERSION = 'events.k8s.io/v1';
+/**
+ * Where an Event about a cluster-scoped object (the PackageSource) lives: client-go's recorders
+ * put such Events in `default`, and `kubectl describe` looks for them there.
+ */
+export const CLUSTER_SCOPED_EVENTS_NAMESPACE = 'default';
 /** reportingController of every Event this product writes (a qualified name, stable). */
 export const REPORTING_CONTROLLER = 'cozystack.io/source-watcher-recovery';
 
@@ -46,8 +52,12 @@ export type EventStep =
       attempts: number;
       claimAt: number | null;
       packageSource: string | null;
+      /** The PackageSource's uid: with it the verdict also gets an Event regarding the PackageSource. */
+      packageSourceUid?: string | null;
     }
   | { kind: 'would-force'; attempt: number; maxAttempts: number; stallAt: number | null };
+
+export type StalledStep = Extract<EventStep, { kind: 'stalled' }>;
 
 /** The AG an Event is about, as read from the API server. */
 export interface EventSubject {
@@ -155,6 +165,87 @@ export function stepContent(step: EventStep, subject: EventSubject): StepContent
   }
 }
 
+/**
+ * The verdict as seen from the PackageSource that shows it: what `kubectl describe packagesource`
+ * prints. Same reason, action, type and stamp as the AG's verdict Event; the note names the AG.
+ */
+export function packageSourceStepContent(step: StalledStep, ag: EventSubject): StepContent {
+  const name = `${ag.namespace}/${ag.name}`;
+  return {
+    reason: EVENT_REASON_STALLED,
+    action: EVENT_ACTION_GIVE_UP,
+    type: 'Warning',
+    note:
+      `source-watcher did not rebuild ArtifactGenerator ${name} after ${step.attempts} forced ` +
+      `rebuild(s); its Ready condition was lost (${ISSUE}), so this PackageSource is ` +
+      `Ready=False/${REASON_STALLED}. Runbook "SourceWatcherStalled": restart source-watcher ` +
+      `(kubectl -n flux-system rollout restart deployment/source-watcher), inspect ArtifactGenerator ` +
+      `${name}, then remove its tracking annotations to retry`,
+    stamp: stampOf(step.claimAt),
+  };
+}
+
+/**
+ * Every Event of a step: the AG's, and for a verdict with a known PackageSource (name and uid) also
+ * the PackageSource's, in `default`. Same instant, same reporting instance.
+ */
+export function buildEvents(
+  step: EventStep,
+  subject: EventSubject,
+  reportingInstance: string,
+  now: number,
+): KubeEvent[] {
+  const events = [buildEvent(step, subject, reportingInstance, now)];
+  if (step.kind === 'stalled') {
+    const ps = buildPackageSourceEvent(step, subject, reportingInstance, now);
+    if (ps !== null) events.push(ps);
+  }
+  return events;
+}
+
+/**
+ * The verdict's Event regarding the PackageSource (cluster-scoped: no namespace in `regarding`, the
+ * Event in `default`), the AG related. Null without a well-formed PackageSource name and uid.
+ * Named like the AG's Events: the PackageSource's name and a hash of (its uid, reason, action,
+ * stamp).
+ */
+export function buildPackageSourceEvent(
+  step: StalledStep,
+  ag: EventSubject,
+  reportingInstance: string,
+  now: number,
+): KubeEvent | null {
+  const name = step.packageSource;
+  const uid = step.packageSourceUid;
+  if (!isDns1123Subdomain(name) || typeof uid !== 'string' || uid === '' || uid.length > 128) {
+    return null;
+  }
+  const c = packageSourceStepContent(step, ag);
+  return {
+    apiVersion: EVENTS_API_VERSION,
+    kind: 'Event',
+    metadata: {
+      name: eventName({ name, uid }, c.reason, c.action, c.stamp),
+      namespace: CLUSTER_SCOPED_EVENTS_NAMESPACE,
+    },
+    eventTime: formatTimeMicro(now),
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance: reportingInstance.slice(0, REPORTING_INSTANCE_MAX),
+    action: c.action,
+    reason: c.reason,
+    note: capNote(c.note),
+    type: c.type,
+    regarding: { apiVersion: PS_API_VERSION, kind: PS_KIND, name, uid },
+    related: {
+      apiVersion: AG_API_VERSION,
+      kind: AG_KIND,
+      namespace: ag.namespace,
+      name: ag.name,
+      uid: ag.uid,
+    },
+  };
+}
+
 /** The Event for a step first seen at `now`, named so that every replica picks the same name. */
 export function buildEvent(
   step: EventStep,
@@ -186,7 +277,14 @@ export function buildEvent(
     },
   };
   if (step.kind === 'stalled' && step.packageSource !== null) {
-    event.related = { apiVersion: PS_API_VERSION, kind: PS_KIND, name: step.packageSource };
+    event.related = {
+      apiVersion: PS_API_VERSION,
+      kind: PS_KIND,
+      name: step.packageSource,
+      ...(typeof step.packageSourceUid === 'string' && step.packageSourceUid !== ''
+        ? { uid: step.packageSourceUid }
+        : {}),
+    };
   }
   return event;
 }

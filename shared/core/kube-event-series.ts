@@ -13,14 +13,18 @@ export const MAX_SERIES_COUNT = 20;
 const MAX_NAME = 253;
 const HASH_LENGTH = 16;
 
-/** The same name for the same (AG uid, reason, action, stamp), whichever replica asks. */
+/**
+ * The same name for the same (regarded object's uid, reason, action, stamp), whichever replica
+ * asks: `<object name, cut>.<16 hex digits>`, a valid DNS subdomain of at most 253 characters.
+ * The object is the AG, or the PackageSource (cluster-scoped: no namespace) for its verdict Event.
+ */
 export function eventName(
-  subject: { namespace: string; name: string; uid: string },
+  subject: { namespace?: string; name: string; uid: string },
   reason: string,
   action: string,
   stamp: string,
 ): string {
-  const identity = subject.uid !== '' ? subject.uid : `${subject.namespace}/${subject.name}`;
+  const identity = subject.uid !== '' ? subject.uid : `${subject.namespace ?? ''}/${subject.name}`;
   const hash = shortHash(`${identity}\n${reason}\n${action}\n${stamp}`);
   const prefix = subject.name.slice(0, MAX_NAME - HASH_LENGTH - 1).replace(/[^a-z0-9]+$/, '');
   return prefix === '' ? hash : `${prefix}.${hash}`;
@@ -52,10 +56,11 @@ export function seriesCount(series: unknown): number {
 }
 
 /**
- * Event objects one AG can get in one recovery cycle: one per force and one per resumed force
- * (each attempt is one step), plus the two verdicts (stalled, then recovered if it heals late).
+ * Event objects one AG's recovery cycle can produce: one per force and one per resumed force
+ * (each attempt is one step), the two verdicts on the AG (stalled, then recovered if it heals
+ * late), and the stalled verdict's Event on the PackageSource (in `default`).
  * Observe mode writes one instead: its would-force step is the same until the AG changes.
  */
 export function maxEventObjectsPerCycle(maxAttempts: number): number {
-  return 2 * maxAttempts + 2;
+  return 2 * maxAttempts + 3;
 }

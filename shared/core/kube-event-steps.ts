@@ -2,10 +2,10 @@
 
 import type { RecoveryConfig } from './config.js';
 import { readyOf } from './conditions.js';
-import type { EventStep } from './kube-event-content.js';
+import type { EventStep, StalledStep } from './kube-event-content.js';
 import { parseTime } from './time.js';
 import { readTracking } from './tracking.js';
-import type { ArtifactGenerator } from './types.js';
+import type { ArtifactGenerator, PackageSource } from './types.js';
 
 /** Force `attempt`, claimed at `claimAt`. */
 export function forcedStep(attempt: number, claimAt: number, cfg: RecoveryConfig): EventStep {
@@ -36,15 +36,28 @@ export function recoveredStep(ag: ArtifactGenerator, now: number, cfg: RecoveryC
   };
 }
 
-/** The verdict on `ag`; `packageSource` is the owner that now shows it, if any. */
+/**
+ * The verdict on `ag`; `packageSource` is the owner that now shows it, if any (its uid, as read
+ * from the API server, gives the verdict an Event on the PackageSource too).
+ */
 export function stalledStep(
   ag: ArtifactGenerator,
-  packageSource: string | null,
+  packageSource: PackageSource | string | null,
   now: number,
   cfg: RecoveryConfig,
-): EventStep {
+): StalledStep {
   const t = readTracking(ag, now, cfg);
-  return { kind: 'stalled', attempts: t.attempts, claimAt: t.lastRecoveryAt, packageSource };
+  const step: StalledStep = {
+    kind: 'stalled',
+    attempts: t.attempts,
+    claimAt: t.lastRecoveryAt,
+    packageSource: typeof packageSource === 'string' ? packageSource : null,
+  };
+  if (packageSource !== null && typeof packageSource === 'object') {
+    step.packageSource = packageSource.metadata?.name ?? null;
+    step.packageSourceUid = packageSource.metadata?.uid ?? null;
+  }
+  return step;
 }
 
 /**

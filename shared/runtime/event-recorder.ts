@@ -1,11 +1,12 @@
 // Writes the Kubernetes Event of a recovery step, best effort (docs/adr/0033-kubernetes-events.md).
 // The step has already happened when this runs: its result never changes the function's answer.
+// The verdict also writes an Event regarding the PackageSource (in `default`).
 // create; on AlreadyExists (another replica, or a redelivery, reported the same step) read the
 // Event and bump its series with a precondition. Each request has its own short deadline. A
 // failure is logged at warn once per recorder, and a recorder lives for one handled CloudEvent.
 
 import {
-  buildEvent,
+  buildEvents,
   isDns1123Subdomain,
   nextSeries,
   type ArtifactGenerator,
@@ -37,16 +38,8 @@ export function createEventRecorder(deps: EventRecorderDeps, log: Logger): Recor
   let warned = false;
   const opts = { timeoutMs: deps.config.events.writeTimeoutMs };
 
-  return async (ag, step) => {
-    const subject = subjectOf(ag);
-    if (subject === null) return 'not-reportable';
-    const now = deps.clock.now();
-    let event: KubeEvent;
-    try {
-      event = buildEvent(step, subject, deps.config.events.reportingInstance, now);
-    } catch {
-      return 'not-reportable'; // a time no Event can carry (outside years 0000..9999)
-    }
+  /** create, or on AlreadyExists read and bump the series; never throws. */
+  const write = async (event: KubeEvent, now: number): Promise<EventWriteResult> => {
     const { namespace, name } = event.metadata;
     try {
       for (let round = 0; round < ROUNDS; round++) {
@@ -76,11 +69,16 @@ export function createEventRecorder(deps: EventRecorderDeps, log: Logger): Recor
           if (!isKubeError(e, 'Conflict') && !isKubeError(e, 'NotFound')) throw e;
         }
       }
-      log.debug({ event: name, reason: event.reason }, 'Kubernetes Event contended; dropped');
+      log.debug(
+        { event: name, namespace, reason: event.reason },
+        'Kubernetes Event contended; dropped',
+      );
       return 'contended';
     } catch (e) {
       const fields = {
         event: name,
+        namespace,
+        regarding: event.regarding.kind,
         reason: event.reason,
         kind: isKubeError(e) ? e.kind : 'Unexpected',
         statusCode: isKubeError(e) ? e.statusCode : undefined,
@@ -94,6 +92,21 @@ export function createEventRecorder(deps: EventRecorderDeps, log: Logger): Recor
       }
       return 'failed';
     }
+  };
+  return async (ag, step) => {
+    const subject = subjectOf(ag);
+    if (subject === null) return 'not-reportable';
+    const now = deps.clock.now();
+    let events: KubeEvent[];
+    try {
+      events = buildEvents(step, subject, deps.config.events.reportingInstance, now);
+    } catch {
+      return 'not-reportable'; // a time no Event can carry (outside years 0000..9999)
+    }
+    // The verdict's two Events (the AG's, the PackageSource's) are written side by side, each
+    // with its own deadline; the AG's result is the answer.
+    const results = await Promise.all(events.map((e) => write(e, now)));
+    return results[0] ?? 'not-reportable';
   };
 }
 

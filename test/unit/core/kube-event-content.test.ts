@@ -3,17 +3,24 @@
 import { describe, expect, it } from 'vitest';
 import {
   buildEvent,
+  buildEvents,
+  buildPackageSourceEvent,
   capNote,
+  CLUSTER_SCOPED_EVENTS_NAMESPACE,
   eventName,
   formatTimeMicro,
+  formatTimeNano,
   isDns1123Subdomain,
   NOTE_MAX_BYTES,
+  packageSourceStepContent,
   REPORTING_CONTROLLER,
+  stalledStep,
   stepContent,
   type EventStep,
   type EventSubject,
+  type StalledStep,
 } from '../../../shared/core/index.js';
-import { STALL } from './fixtures.js';
+import { CFG, STALL } from './fixtures.js';
 
 const AG: EventSubject = { namespace: 'cozy-system', name: 'pkg-01', uid: 'uid-1' };
 const T = STALL + 1234;
@@ -102,7 +109,28 @@ describe('buildEvent', () => {
     expect(isDns1123Subdomain(e.metadata.name)).toBe(true);
   });
 
-  it('the verdict names the PackageSource as the related object', () => {
+  it('the verdict names the PackageSource (uid when known) as the related object', () => {
+    const e = buildEvent(
+      {
+        kind: 'stalled',
+        attempts: 5,
+        claimAt: T,
+        packageSource: 'pkg-01',
+        packageSourceUid: 'ps-1',
+      },
+      AG,
+      'pod-a',
+      T,
+    );
+    expect(e.related).toEqual({
+      apiVersion: 'cozystack.io/v1alpha1',
+      kind: 'PackageSource',
+      name: 'pkg-01',
+      uid: 'ps-1',
+    });
+  });
+
+  it('the verdict without the PackageSource uid still names it as the related object', () => {
     const e = buildEvent(
       { kind: 'stalled', attempts: 5, claimAt: T, packageSource: 'pkg-01' },
       AG,
@@ -132,6 +160,134 @@ describe('buildEvent', () => {
       T,
     );
     expect(e.reportingInstance).toHaveLength(128);
+  });
+});
+
+const VERDICT: StalledStep = {
+  kind: 'stalled',
+  attempts: 5,
+  claimAt: T,
+  packageSource: 'pkg-01',
+  packageSourceUid: 'ps-uid-1',
+};
+
+describe('the verdict on the PackageSource', () => {
+  it.each<[string, string, RegExp]>([
+    ['names the AG', 'ArtifactGenerator cozy-system/pkg-01 after 5 forced', /./],
+    ['names the issue', 'fluxcd/pkg#934', /./],
+    ['names the runbook step', 'Runbook "SourceWatcherStalled": restart source-watcher', /./],
+    [
+      'says what the PackageSource shows',
+      'this PackageSource is Ready=False/SourceWatcherStalled',
+      /./,
+    ],
+    [
+      'says how to retry',
+      'remove its tracking annotations to retry',
+      /tracking annotations to retry$/,
+    ],
+  ])('the note %s', (_, words, end) => {
+    const c = packageSourceStepContent(VERDICT, AG);
+    expect(c.note).toContain(words);
+    expect(c.note).toMatch(end);
+    expect(Buffer.byteLength(c.note)).toBeLessThanOrEqual(NOTE_MAX_BYTES);
+  });
+
+  it('same reason, action, type and stamp as the AG verdict', () => {
+    const ps = packageSourceStepContent(VERDICT, AG);
+    const ag = stepContent(VERDICT, AG);
+    expect({ ...ps, note: '' }).toEqual({ ...ag, note: '' });
+    expect(ps).toMatchObject({ reason: 'SourceWatcherStalled', action: 'GiveUp', type: 'Warning' });
+  });
+
+  it('regards the PackageSource (no namespace) in `default`, the AG related', () => {
+    const e = buildPackageSourceEvent(VERDICT, AG, 'pod-a', T);
+    expect(CLUSTER_SCOPED_EVENTS_NAMESPACE).toBe('default');
+    expect(e).toMatchObject({
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { namespace: 'default' },
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: 'pod-a',
+      eventTime: '2026-11-29T16:30:01.234000Z',
+      reason: 'SourceWatcherStalled',
+      action: 'GiveUp',
+      type: 'Warning',
+    });
+    expect(e?.regarding).toEqual({
+      apiVersion: 'cozystack.io/v1alpha1',
+      kind: 'PackageSource',
+      name: 'pkg-01',
+      uid: 'ps-uid-1',
+    });
+    expect(e?.related).toEqual({
+      apiVersion: 'source.extensions.fluxcd.io/v1beta1',
+      kind: 'ArtifactGenerator',
+      namespace: 'cozy-system',
+      name: 'pkg-01',
+      uid: 'uid-1',
+    });
+    expect(e?.series).toBeUndefined();
+  });
+
+  it('is named after the PackageSource and a hash of (its uid, reason, action, stamp)', () => {
+    const e = buildPackageSourceEvent(VERDICT, AG, 'pod-a', T);
+    expect(e?.metadata.name).toBe(
+      eventName(
+        { name: 'pkg-01', uid: 'ps-uid-1' },
+        'SourceWatcherStalled',
+        'GiveUp',
+        formatTimeNano(T),
+      ),
+    );
+    expect(e?.metadata.name).toMatch(/^pkg-01\.[0-9a-f]{16}$/);
+    // Not the AG's Event name, though AG and PackageSource share the name here.
+    expect(e?.metadata.name).not.toBe(buildEvent(VERDICT, AG, 'pod-a', T).metadata.name);
+    // Another replica, later: the same name.
+    expect(buildPackageSourceEvent(VERDICT, AG, 'pod-b', T + 9000)?.metadata.name).toBe(
+      e?.metadata.name,
+    );
+  });
+
+  it.each<[string, StalledStep]>([
+    [
+      'a 253-character PackageSource name',
+      { ...VERDICT, packageSource: `${'a'.repeat(240)}.${'b'.repeat(12)}` },
+    ],
+    [
+      'a name cut right after a dot',
+      { ...VERDICT, packageSource: `${'a'.repeat(235)}.bcdefghijklmnopq` },
+    ],
+  ])('has a valid Event name for %s', (_, step) => {
+    const name = buildPackageSourceEvent(step, AG, 'pod-a', T)?.metadata.name ?? '';
+    expect(isDns1123Subdomain(name)).toBe(true);
+    expect(name.length).toBeLessThanOrEqual(253);
+  });
+
+  it.each<[string, StalledStep]>([
+    ['no PackageSource', { ...VERDICT, packageSource: null, packageSourceUid: null }],
+    ['no uid', { kind: 'stalled', attempts: 5, claimAt: T, packageSource: 'pkg-01' }],
+    ['an empty uid', { ...VERDICT, packageSourceUid: '' }],
+    ['a uid over 128 characters', { ...VERDICT, packageSourceUid: 'u'.repeat(129) }],
+    ['a malformed name', { ...VERDICT, packageSource: 'Not_A_Name' }],
+  ])('is not written with %s', (_, step) => {
+    expect(buildPackageSourceEvent(step, AG, 'pod-a', T)).toBeNull();
+    expect(buildEvents(step, AG, 'pod-a', T)).toHaveLength(1);
+  });
+
+  it.each<[string, EventStep, string[]]>([
+    ['a force', { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T }, ['cozy-system']],
+    ['the verdict with its PackageSource', VERDICT, ['cozy-system', 'default']],
+  ])('buildEvents for %s: the namespaces of its Events', (_, step, namespaces) => {
+    expect(buildEvents(step, AG, 'pod-a', T).map((e) => e.metadata.namespace)).toEqual(namespaces);
+  });
+
+  it('stalledStep takes the name and uid from the PackageSource read from the server', () => {
+    const ag = { metadata: { name: 'pkg-01', namespace: 'cozy-system' } };
+    expect(
+      stalledStep(ag, { metadata: { name: 'pkg-01', uid: 'ps-uid-1' } }, T, CFG),
+    ).toMatchObject({ kind: 'stalled', packageSource: 'pkg-01', packageSourceUid: 'ps-uid-1' });
+    expect(stalledStep(ag, null, T, CFG)).toMatchObject({ packageSource: null });
   });
 });
 

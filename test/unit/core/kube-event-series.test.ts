@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   buildEvent,
+  buildEvents,
   maxEventObjectsPerCycle,
   MAX_SERIES_COUNT,
   nextSeries,
@@ -50,16 +51,22 @@ interface Stored {
   count: number;
 }
 
+/** Every Event of the step (the verdict: the AG's and the PackageSource's), keyed ns/name. */
 function report(store: Map<string, Stored>, step: EventStep, subject: EventSubject, now: number) {
-  const e = buildEvent(step, subject, 'replica', now);
-  const existing = store.get(e.metadata.name);
-  if (existing === undefined) {
-    store.set(e.metadata.name, { count: 1 });
-    return;
+  for (const e of buildEvents(step, subject, 'replica', now)) {
+    const key = `${e.metadata.namespace}/${e.metadata.name}`;
+    const existing = store.get(key);
+    if (existing === undefined) {
+      store.set(key, { count: 1 });
+      continue;
+    }
+    const next = nextSeries({ series: { count: existing.count } }, now);
+    if (next.kind === 'bump') existing.count = next.series.count;
   }
-  const next = nextSeries({ series: { count: existing.count } }, now);
-  if (next.kind === 'bump') existing.count = next.series.count;
 }
+
+const keysOf = (step: EventStep) =>
+  buildEvents(step, SUBJECT, 'x', NOW).map((e) => `${e.metadata.namespace}/${e.metadata.name}`);
 
 const SUBJECT: EventSubject = { namespace: 'ns', name: 'ag', uid: 'u' };
 
@@ -88,7 +95,13 @@ describe('aggregation and the per-cycle bound (property)', () => {
         }
         const lastClaim = forces > 0 ? STALL + forces * 60_000 : null;
         if (c.stalled) {
-          steps.push({ kind: 'stalled', attempts: forces, claimAt: lastClaim, packageSource: 'p' });
+          steps.push({
+            kind: 'stalled',
+            attempts: forces,
+            claimAt: lastClaim,
+            packageSource: 'p',
+            packageSourceUid: 'ps-u',
+          });
         }
         if (c.recovered) {
           steps.push({
@@ -109,13 +122,15 @@ describe('aggregation and the per-cycle bound (property)', () => {
         const store = new Map<string, Stored>();
         reports.forEach((i, n) => report(store, steps[i] as EventStep, SUBJECT, NOW + n));
 
-        expect(store.size).toBe(steps.length);
+        // One object per step, plus the verdict's Event on the PackageSource.
+        expect(store.size).toBe(steps.length + (c.stalled ? 1 : 0));
         expect(store.size).toBeLessThanOrEqual(maxEventObjectsPerCycle(c.maxAttempts));
-        const counts = steps.map(
-          (s) => store.get(buildEvent(s, SUBJECT, 'x', NOW).metadata.name)?.count,
-        );
-        steps.forEach((_, i) => {
-          expect(counts[i]).toBe(Math.min(c.copies[i] ?? 1, MAX_SERIES_COUNT));
+        steps.forEach((s, i) => {
+          const keys = keysOf(s);
+          expect(keys).toHaveLength(s.kind === 'stalled' ? 2 : 1);
+          for (const key of keys) {
+            expect(store.get(key)?.count).toBe(Math.min(c.copies[i] ?? 1, MAX_SERIES_COUNT));
+          }
         });
       }),
     );
