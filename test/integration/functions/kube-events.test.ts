@@ -15,14 +15,18 @@ import {
   REASON_FORCED,
   REPORTING_CONTROLLER,
   type ArtifactGenerator,
+  type PackageSource,
 } from '../../../shared/core/index.js';
 import { createApp as createForceDriftApp } from '../../../functions/force-drift/app.js';
 import { createApp as createSurfaceStalledApp } from '../../../functions/surface-stalled/app.js';
 import {
   agRefOf,
+  createArtifactGenerator,
   createPackageSource,
   getArtifactGenerator,
+  makeArtifactGenerator,
   makePackageSource,
+  PACKAGESOURCE_LABEL,
   testKubeConfig,
   uniqueName,
   writeArtifactGeneratorStatus,
@@ -65,6 +69,10 @@ const eventsOf = (ag: ArtifactGenerator) =>
     uid: ag.metadata?.uid ?? '',
     name: ag.metadata?.name ?? '',
   });
+
+/** The Events regarding a PackageSource: cluster-scoped, so they live in `default`. */
+const psEventsOf = (ps: PackageSource) =>
+  listEventsAbout(kc, 'default', { uid: ps.metadata?.uid ?? '', name: ps.metadata?.name ?? '' });
 
 const tracking = (attempts: number, at: number, requested = true) => ({
   [ANNOTATION_ATTEMPTS]: String(attempts),
@@ -156,7 +164,7 @@ describe('Events: one per recovery step, on the AG', () => {
     expect(events[0]?.note).toContain('Ready=True/Succeeded after 1 forced rebuild(s)');
   });
 
-  it('the give-up: SourceWatcherStalled, Warning, naming fluxcd/pkg#934 and the runbook, the PackageSource related', async () => {
+  it('the give-up: SourceWatcherStalled, Warning, naming fluxcd/pkg#934 and the runbook, on the AG and on the PackageSource', async () => {
     const clock = new SettableClock(T0 + 250_000);
     const ss = await start('surface-stalled', clock);
     const name = uniqueName('pks');
@@ -177,16 +185,87 @@ describe('Events: one per recovery step, on the AG', () => {
       type: 'Warning',
       action: 'GiveUp',
       regarding: { kind: 'ArtifactGenerator', uid: ag.metadata?.uid },
-      related: { kind: 'PackageSource', name, apiVersion: 'cozystack.io/v1alpha1' },
+      related: {
+        kind: 'PackageSource',
+        name,
+        apiVersion: 'cozystack.io/v1alpha1',
+        uid: ps.metadata?.uid,
+      },
     });
     for (const words of ['fluxcd/pkg#934', 'Runbook', 'restart source-watcher', '5 forced']) {
       expect(e?.note).toContain(words);
     }
+
+    // The same verdict regarding the PackageSource, in `default` (what `kubectl describe
+    // packagesource` lists), the AG related.
+    const psEvents = await psEventsOf(ps);
+    expect(psEvents).toHaveLength(1);
+    const p = psEvents[0];
+    expect(p).toMatchObject({
+      metadata: { namespace: 'default' },
+      reason: 'SourceWatcherStalled',
+      type: 'Warning',
+      action: 'GiveUp',
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: 'surface-stalled',
+      related: {
+        apiVersion: 'source.extensions.fluxcd.io/v1beta1',
+        kind: 'ArtifactGenerator',
+        namespace: ag.metadata?.namespace,
+        name,
+        uid: ag.metadata?.uid,
+      },
+    });
+    expect(p?.regarding).toEqual({
+      apiVersion: 'cozystack.io/v1alpha1',
+      kind: 'PackageSource',
+      name,
+      uid: ps.metadata?.uid,
+    });
+    expect(p?.eventTime).toMatch(MICRO_TIME);
+    expect(p?.series).toBeUndefined();
+    for (const words of [
+      `ArtifactGenerator ${ag.metadata?.namespace}/${name}`,
+      'fluxcd/pkg#934',
+      'Runbook "SourceWatcherStalled": restart source-watcher',
+      'this PackageSource is Ready=False/SourceWatcherStalled',
+    ]) {
+      expect(p?.note).toContain(words);
+    }
+
     // In step now: a second verdict event writes neither the PackageSource nor another Event.
     expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0))).body).toEqual({
       result: 'in-step',
     });
     expect((await eventsOf(ag)).map(occurrences)).toEqual([1]);
+    expect((await psEventsOf(ps)).map(occurrences)).toEqual([1]);
+  });
+
+  it('the verdict of a PackageSource with a 253-character name: a valid Event name in `default`', async () => {
+    const clock = new SettableClock(T0 + 250_000);
+    const ss = await start('surface-stalled', clock);
+    const psName = `${uniqueName('pks')}.${'a'.repeat(200)}`.slice(0, 240) + '.' + 'b'.repeat(12);
+    const ps = await createPackageSource(makePackageSource({ name: psName }), kc);
+    // The owner-name label (at most 63 bytes) cannot carry such a name: ownerReferences alone.
+    const manifest = makeArtifactGenerator({
+      owner: { name: psName, uid: ps.metadata?.uid ?? '' },
+      annotations: tracking(5, T0),
+    });
+    delete manifest.metadata?.labels?.[PACKAGESOURCE_LABEL];
+    const created = await createArtifactGenerator(manifest, kc);
+    const ag = await writeArtifactGeneratorStatus(
+      agRefOf(created),
+      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
+      kc,
+    );
+    expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0))).body).toEqual({
+      result: 'updated',
+    });
+    const psEvents = await psEventsOf(ps);
+    expect(psEvents.map((e) => `${e.type} ${e.reason}/${e.action}`)).toEqual([
+      'Warning SourceWatcherStalled/GiveUp',
+    ]);
+    expect(psEvents[0]?.metadata?.name.length).toBeLessThanOrEqual(253);
   });
 
   it('the give-up of an AG with no PackageSource: the Event alone, no related object', async () => {
@@ -331,10 +410,20 @@ describe('Events: two replicas racing', () => {
         'SourceWatcherRecovered/ClearTracking x1',
       ].sort(),
     );
-    expect(events.length).toBeLessThanOrEqual(maxEventObjectsPerCycle(5));
+    // The verdict regarding the PackageSource, in `default`: exactly one object; its series
+    // counts the repeats of the verdict that reached the Event write.
+    const psEvents = await psEventsOf(ps);
+    expect(psEvents.map((e) => `${e.reason}/${e.action}`)).toEqual(['SourceWatcherStalled/GiveUp']);
+    const psVerdict = psEvents[0]!;
+    const agVerdict = events.find((e) => e.reason === 'SourceWatcherStalled')!;
+    expect(occurrences(psVerdict)).toBe(occurrences(agVerdict));
+    const objects = events.length + psEvents.length;
+    const total = [...events, ...psEvents].reduce((n, e) => n + occurrences(e), 0);
+    expect(objects).toBeLessThanOrEqual(maxEventObjectsPerCycle(5));
     console.log(
-      `[events] two replicas x 3 deliveries, one cycle: ${events.length} Event objects, ` +
-        `${events.reduce((n, e) => n + occurrences(e), 0)} occurrences (bound ${maxEventObjectsPerCycle(5)})`,
+      `[events] two replicas x 3 deliveries, one cycle: ${objects} Event objects ` +
+        `(${events.length} on the AG, ${psEvents.length} on the PackageSource, verdict ` +
+        `x${occurrences(psVerdict)}), ${total} occurrences (bound ${maxEventObjectsPerCycle(5)})`,
     );
   });
 
