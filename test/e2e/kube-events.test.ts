@@ -17,6 +17,7 @@ import {
   MINUTE,
   createPair,
   kc,
+  readPackageSource,
   report,
   startSystem,
   wallClock,
@@ -79,7 +80,7 @@ describe('e2e: Kubernetes Events of the recovery', () => {
     report('events: lost once', { events: events.length, wall: wall() });
   });
 
-  it('a Ready write lost always: five forces, then SourceWatcherStalled (Warning) with the PackageSource related', async () => {
+  it('a Ready write lost always: five forces, then SourceWatcherStalled (Warning) on the AG and on its PackageSource', async () => {
     const wall = wallClock();
     const system = await startSystem();
     const pair = await createPair(system, { lose: {}, prefix: 'ev-always' });
@@ -111,7 +112,42 @@ describe('e2e: Kubernetes Events of the recovery', () => {
       system,
       events,
     );
-    report('events: lost always', { events: events.length, wall: wall() });
+
+    // The PackageSource is cluster-scoped: its Events live in `default`, where
+    // `kubectl describe packagesource` finds them (by uid).
+    const psName = pair.packageSource ?? '';
+    const ps = await readPackageSource(kc, psName);
+    const psUid = (ps as { metadata?: { uid?: string } }).metadata?.uid;
+    expect(psUid).toBeDefined();
+    const psEvents = await listEventsAbout(kc, 'default', {
+      uid: psUid ?? '',
+      name: psName,
+    });
+    expect(psEvents.map((e) => `${e.type} ${e.reason}/${e.action} x${occurrences(e)}`)).toEqual([
+      'Warning SourceWatcherStalled/GiveUp x1',
+    ]);
+    const agUid = (await getArtifactGenerator(pair.ref, kc)).metadata?.uid;
+    expect(psEvents[0]).toMatchObject({
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: 'surface-stalled-0',
+      regarding: { kind: 'PackageSource', name: psName, uid: psUid },
+      related: {
+        kind: 'ArtifactGenerator',
+        namespace: pair.ref.namespace,
+        name: pair.name,
+        uid: agUid,
+      },
+    });
+    expect(psEvents[0]?.regarding.namespace).toBeUndefined();
+    expect(psEvents[0]?.note).toContain(`ArtifactGenerator ${pair.ref.namespace}/${pair.name}`);
+    expect(psEvents[0]?.note).toContain('fluxcd/pkg#934');
+    expect(psEvents[0]?.note).toContain('Runbook "SourceWatcherStalled"');
+    printDescribe(`kubectl describe packagesource ${psName}`, system, psEvents);
+    report('events: lost always', {
+      events: events.length,
+      packageSourceEvents: psEvents.length,
+      wall: wall(),
+    });
   });
 
   it('observe mode (observe overlay RBAC enforced): one would-force Event, its repeats in the series', async () => {
