@@ -247,6 +247,26 @@ describe('calls for one AG event', () => {
         }),
         env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
       },
+      {
+        // The verdict's Event regarding the PackageSource (cluster-scoped: in `default`).
+        ...scenario('Event create on the PackageSource (default)', {
+          write: true,
+          event: (ctx) => updateEvent(ctx.ag),
+          target: () => ({
+            match: {
+              group: 'events.k8s.io',
+              resource: 'events',
+              verb: 'create',
+              namespace: 'default',
+            },
+          }),
+          expect: () => ({
+            status: 200,
+            why: 'best effort: the verdict is written; a failed Event write never changes the answer',
+          }),
+        }),
+        env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
+      },
     ],
   });
 });
@@ -284,6 +304,6 @@ describe('across every cell', () => {
   });
 
   it('ran every cell and every cell passed', () => {
-    expect(table.counts()).toEqual({ run: 5 * 6 + 2 * 11, passed: 5 * 6 + 2 * 11 });
+    expect(table.counts()).toEqual({ run: 5 * 6 + 3 * 11, passed: 5 * 6 + 3 * 11 });
   });
 });
