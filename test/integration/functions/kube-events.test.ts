@@ -41,6 +41,8 @@ import {
   type Started,
 } from '../../support/http-events.js';
 import { listEventsAbout, occurrences } from '../../support/kube-events.js';
+import { startKubeProxy } from '../../support/kube-proxy.js';
+import { createLogger } from '../../../shared/runtime/logger.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -266,6 +268,77 @@ describe('Events: one per recovery step, on the AG', () => {
       'Warning SourceWatcherStalled/GiveUp',
     ]);
     expect(psEvents[0]?.metadata?.name.length).toBeLessThanOrEqual(253);
+  });
+
+  it('the verdict Events refused (403): the verdict is written all the same, one warn per request', async () => {
+    const clock = new SettableClock(T0 + 250_000);
+    const proxy = await startKubeProxy(kc, { tag: 'events-refused' });
+    try {
+      const logs: { level?: string; msg?: string; namespace?: string; statusCode?: number }[] = [];
+      const destination = { write: (line: string) => void logs.push(JSON.parse(line)) };
+      const deps = commonDeps({
+        kubeConfig: proxy.kubeConfig('refused'),
+        name: 'surface-stalled',
+        clock,
+        env: { POD_NAME: 'surface-stalled' },
+        logger: createLogger({ name: 'surface-stalled', level: 'debug', destination }),
+      });
+      const ss = await serve(createSurfaceStalledApp(deps));
+      servers.push(ss);
+      const refused = (ns?: string) =>
+        proxy.addFault({
+          kind: 'status',
+          status: 403,
+          match: {
+            clientTag: 'refused',
+            group: 'events.k8s.io',
+            resource: 'events',
+            verb: 'create',
+            ...(ns !== undefined ? { namespace: ns } : {}),
+          },
+        });
+      const stalledPair = async () => {
+        const name = uniqueName('pks');
+        const ps = await createPackageSource(makePackageSource({ name }), kc);
+        const ag = await createAgWithStatus(
+          kc,
+          { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
+          { name, owner: { name, uid: ps.metadata?.uid ?? '' }, annotations: tracking(5, T0) },
+        );
+        return { ps, ag };
+      };
+      const refusals = () =>
+        logs.filter((l) => l.msg === 'could not write Kubernetes Event').map((l) => l.level);
+
+      // Only the PackageSource's Event refused: the AG's is written, one warn naming `default`.
+      const onlyPs = refused('default');
+      const a = await stalledPair();
+      expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, a.ag, 5, T0))).body).toEqual({
+        result: 'updated',
+      });
+      expect((await eventsOf(a.ag)).map((e) => e.reason)).toEqual(['SourceWatcherStalled']);
+      expect(await psEventsOf(a.ps)).toEqual([]);
+      expect(refusals()).toEqual(['warn']);
+      expect(logs.find((l) => l.level === 'warn')).toMatchObject({
+        namespace: 'default',
+        statusCode: 403,
+      });
+      onlyPs.remove();
+
+      // Both refused: still 'updated'; one warn for the request, the other failure at debug.
+      logs.length = 0;
+      const all = refused();
+      const b = await stalledPair();
+      expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, b.ag, 5, T0))).body).toEqual({
+        result: 'updated',
+      });
+      expect(await eventsOf(b.ag)).toEqual([]);
+      expect(await psEventsOf(b.ps)).toEqual([]);
+      expect(refusals().sort()).toEqual(['debug', 'warn']);
+      expect(all.applied).toBe(2);
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it('the give-up of an AG with no PackageSource: the Event alone, no related object', async () => {
