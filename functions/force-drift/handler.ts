@@ -8,12 +8,17 @@ import {
   controllingPackageSource,
   decide,
   isPackageSourceDeleting,
+  forcedStep,
   LOST_WRITE,
   NO_SIGNALS,
+  recoveredStep,
+  resumedStep,
+  wouldForceStep,
   type Signals,
 } from '../../shared/core/index.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
+import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
   handled,
@@ -43,6 +48,7 @@ export async function handleForceDrift(
   }
   const ref: AgRef = { namespace: parsed.value.namespace, name: parsed.value.name };
   const agLog = log.child({ namespace: ref.namespace, name: ref.name });
+  const record = createEventRecorder(deps, agLog);
 
   for (let round = 0; round < MAX_ROUNDS; round++) {
     let ag: ArtifactGenerator;
@@ -59,7 +65,7 @@ export async function handleForceDrift(
       ag.metadata?.resourceVersion === parsed.value.resourceVersion
         ? LOST_WRITE
         : NO_SIGNALS;
-    const result = await act(ag, ref, signals, deps, agLog);
+    const result = await act(ag, ref, signals, deps, agLog, record);
     if (result !== 'conflict') return handled(result);
     agLog.debug({ round }, 'precondition failed; re-reading');
   }
@@ -73,9 +79,11 @@ async function act(
   signals: Signals,
   deps: ForceDriftDeps,
   log: Logger,
+  record: RecordEvent,
 ): Promise<StepResult> {
   const now = deps.clock.now();
-  const decision = decide(ag, now, deps.config.recovery, signals);
+  const cfg = deps.config.recovery;
+  const decision = decide(ag, now, cfg, signals);
   const observe = deps.config.recovery.mode === 'observe';
   if (
     (decision.kind === 'force' || decision.kind === 'resume') &&
@@ -88,9 +96,14 @@ async function act(
     case 'force':
       if (observe) {
         log.info({ decision: 'force', attempt: decision.attempt, observe: true }, 'would force');
+        await record(ag, wouldForceStep(ag, decision.attempt, cfg));
         return 'observed';
       }
-      return forceAttempt(ag, ref, decision.attempt, decision.gate, now, deps, log);
+      return reported(
+        await forceAttempt(ag, ref, decision.attempt, decision.gate, now, deps, log),
+        'forced',
+        () => record(ag, forcedStep(decision.attempt, now, cfg)),
+      );
     case 'resume':
       if (observe) {
         log.info(
@@ -99,14 +112,18 @@ async function act(
         );
         return 'observed';
       }
-      return resumeForce(ag, ref, now, deps, log);
+      return reported(await resumeForce(ag, ref, now, deps, log), 'resumed', () =>
+        record(ag, resumedStep(ag, now, cfg)),
+      );
     case 'healthy':
       if (!decision.clearTracking) return 'nothing-to-do';
       if (observe) {
         log.info({ decision: 'clear-tracking', observe: true }, 'would clear tracking');
         return 'observed';
       }
-      return clearTracking(ag, ref, deps, log);
+      return reported(await clearTracking(ag, ref, deps, log), 'cleared', () =>
+        record(ag, recoveredStep(ag, now, cfg)),
+      );
     case 'wait':
       return 'waiting';
     case 'give-up':
@@ -114,6 +131,16 @@ async function act(
     case 'ignore':
       return decision.why === 'deleting' ? 'deleting' : 'nothing-to-do';
   }
+}
+
+/** Writes the step's Event when the step happened; the result is the step's either way. */
+async function reported(
+  result: StepResult,
+  happened: StepResult,
+  write: () => Promise<unknown>,
+): Promise<StepResult> {
+  if (result === happened) await write();
+  return result;
 }
 
 /**

@@ -15,6 +15,7 @@ import { parseActionData, parseArtifactGenerator } from '../../shared/core/parse
 import type { AgRef } from '../../shared/core/types.js';
 import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
+import { createEventRecorder } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
   handled,
@@ -34,6 +35,7 @@ export async function handleSurfaceStalled(
 ): Promise<Outcome> {
   let ref: AgRef | undefined;
   let seenResourceVersion: string | undefined;
+  let verdictAsked = false;
   switch (event.type) {
     case APISERVER_ADD:
     case APISERVER_UPDATE: {
@@ -61,6 +63,7 @@ export async function handleSurfaceStalled(
         return malformed('malformed-data');
       }
       ref = { namespace: parsed.value.namespace, name: parsed.value.name };
+      verdictAsked = true;
       break;
     }
     case APISERVER_DELETE:
@@ -71,11 +74,14 @@ export async function handleSurfaceStalled(
     default:
       return ignored('unknown-type');
   }
+  const agLog = log.child({ namespace: ref.namespace, name: ref.name });
   const result = await syncOne(
     ref,
     seenResourceVersion,
     deps,
-    log.child({ namespace: ref.namespace, name: ref.name }),
+    agLog,
+    createEventRecorder(deps, agLog),
+    verdictAsked,
   );
   return result === 'conflict' ? retryLater('conflict') : handled(result);
 }

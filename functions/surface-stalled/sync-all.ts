@@ -3,6 +3,7 @@
 
 import { controllingPackageSource } from '../../shared/core/index.js';
 import type { PackageSource } from '../../shared/core/types.js';
+import { createEventRecorder } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
 import type { SurfaceStalledDeps } from './deps.js';
@@ -24,6 +25,7 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
     token = page.continueToken;
   } while (token !== undefined);
 
+  const record = createEventRecorder(deps, log);
   let checked = 0;
   let updated = 0;
   let conflicts = 0;
@@ -39,8 +41,8 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
       const owner = controllingPackageSource(ag);
       const ps = owner !== null ? packageSources.get(owner) : undefined;
       if (ps === undefined) continue;
-      let result = await syncWith(ag, ps, true, deps, agLog);
-      if (result === 'conflict') result = await syncOne(ref, undefined, deps, agLog);
+      let result = await syncWith(ag, ps, true, deps, agLog, record);
+      if (result === 'conflict') result = await syncOne(ref, undefined, deps, agLog, record);
       if (result === 'updated') updated++;
       if (result === 'conflict') conflicts++;
     }

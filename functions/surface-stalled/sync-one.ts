@@ -3,12 +3,16 @@
 
 import {
   controllingPackageSource,
+  decide,
   desiredPackageSourceReady,
   packageSourceNeedsUpdate,
+  REASON_STALLED,
   replaceCondition,
+  stalledStep,
 } from '../../shared/core/index.js';
 import type { AgRef, ArtifactGenerator, PackageSource } from '../../shared/core/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
+import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { SurfaceStalledDeps } from './deps.js';
 
@@ -29,6 +33,8 @@ export async function syncOne(
   seenResourceVersion: string | undefined,
   deps: SurfaceStalledDeps,
   log: Logger,
+  record: RecordEvent = createEventRecorder(deps, log),
+  verdictAsked = false,
 ): Promise<SyncResult> {
   for (let round = 0; round < MAX_ROUNDS; round++) {
     // Round 0 reads from the cache; after a conflict, read fresh.
@@ -47,7 +53,7 @@ export async function syncOne(
       if (isKubeError(e, 'NotFound')) return 'gone';
       throw e;
     }
-    const result = await syncWith(ag, undefined, round === 0, deps, log);
+    const result = await syncWith(ag, undefined, round === 0, deps, log, record, verdictAsked);
     if (result !== 'conflict') return result;
   }
   return 'conflict';
@@ -55,7 +61,10 @@ export async function syncOne(
 
 /**
  * Syncs the PackageSource of `ag`. `ps` may be given (a sweep listed it); otherwise it is read.
- * Returns 'conflict' when the precondition failed (the caller re-reads).
+ * Returns 'conflict' when the precondition failed (the caller re-reads). The SourceWatcherStalled
+ * Events are written when the verdict is surfaced (one regarding the AG, one regarding the
+ * PackageSource, in `default`), and for an AG with no PackageSource owner, the AG's alone, when
+ * detect asked for the verdict (`verdictAsked`) and it still holds.
  */
 export async function syncWith(
   ag: ArtifactGenerator,
@@ -63,9 +72,19 @@ export async function syncWith(
   cached: boolean,
   deps: SurfaceStalledDeps,
   log: Logger,
+  record: RecordEvent,
+  verdictAsked = false,
 ): Promise<SyncResult> {
   const psName = controllingPackageSource(ag);
-  if (psName === null) return 'no-owner';
+  if (psName === null) {
+    const now = deps.clock.now();
+    const cfg = deps.config.recovery;
+    if (verdictAsked && cfg.mode === 'enforce' && decide(ag, now, cfg).kind === 'give-up') {
+      log.info({ packageSource: null }, 'verdict SourceWatcherStalled (no PackageSource)');
+      await record(ag, stalledStep(ag, null, now, cfg));
+    }
+    return 'no-owner';
+  }
   let ps = given;
   if (ps === undefined) {
     try {
@@ -96,10 +115,8 @@ export async function syncWith(
     if (isKubeError(e, 'NotFound')) return 'no-packagesource';
     throw e;
   }
-  const message =
-    desired.reason === 'SourceWatcherStalled'
-      ? 'surfaced SourceWatcherStalled'
-      : 'updated PackageSource Ready';
-  log.info(fields, message);
+  const stalled = desired.reason === REASON_STALLED;
+  log.info(fields, stalled ? 'surfaced SourceWatcherStalled' : 'updated PackageSource Ready');
+  if (stalled) await record(ag, stalledStep(ag, ps, now, deps.config.recovery));
   return 'updated';
 }

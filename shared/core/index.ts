@@ -19,3 +19,7 @@ export * from './parse.js';
 export * from './names.js';
 export * from './plain.js';
 export * from './alarm.js';
+export * from './short-hash.js';
+export * from './kube-event-content.js';
+export * from './kube-event-series.js';
+export * from './kube-event-steps.js';

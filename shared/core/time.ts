@@ -69,3 +69,9 @@ function daysInMonth(year: number, month: number): number {
   }
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
+
+/** "2026-11-29T16:30:06.123000Z": UTC, six fraction digits, like metav1.MicroTime. */
+export function formatTimeMicro(ms: number): string {
+  const nano = formatTimeNano(ms);
+  return `${nano.slice(0, 26)}Z`;
+}

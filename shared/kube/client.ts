@@ -17,10 +17,16 @@ import {
   type PackageSource,
 } from '../core/types.js';
 import { isDns1123Subdomain } from '../core/names.js';
+import {
+  EVENTS_API_VERSION,
+  type EventSeries,
+  type KubeEvent,
+} from '../core/kube-event-content.js';
 import { InvalidError, isKubeError } from './errors.js';
 import { describeTarget, type RequestTarget, toKubeError } from './errors-map.js';
 import type {
   AnnotationPatch,
+  EventCallOptions,
   KubePort,
   ListOptions,
   ListPage,
@@ -49,6 +55,7 @@ const MERGE_PATCH = 'application/merge-patch+json';
 const AG = { base: `/apis/${AG_API_VERSION}`, plural: AG_PLURAL };
 const PS = { base: `/apis/${PS_API_VERSION}`, plural: PS_PLURAL };
 const PING = { base: `/apis/${PING_API_VERSION}`, plural: PING_PLURAL };
+const EVENTS = { base: `/apis/${EVENTS_API_VERSION}`, plural: 'events' };
 
 export function createKubeClient(opts: KubeClientOptions): KubePort {
   const fieldManager = opts.fieldManager;
@@ -308,7 +315,79 @@ export function createKubeClient(opts: KubeClientOptions): KubePort {
         },
       });
     },
+
+    async createEvent(event: KubeEvent, o: EventCallOptions = {}): Promise<KubeEvent> {
+      const namespace = event?.metadata?.namespace;
+      const name = event?.metadata?.name;
+      const target: RequestTarget = { verb: 'create', resource: EVENTS.plural, namespace, name };
+      const path = `${eventsPath(target, namespace, name)}`;
+      return call(target, {
+        method: 'POST',
+        path: path.slice(0, path.lastIndexOf('/')),
+        query: writeQuery,
+        body: event,
+        ...eventDeadline(target, o),
+      });
+    },
+
+    async getEvent(namespace: string, name: string, o: EventCallOptions = {}): Promise<KubeEvent> {
+      const target: RequestTarget = { verb: 'get', resource: EVENTS.plural, namespace, name };
+      return call(target, {
+        method: 'GET',
+        path: eventsPath(target, namespace, name),
+        ...eventDeadline(target, o),
+      });
+    },
+
+    async patchEventSeries(
+      namespace: string,
+      name: string,
+      series: EventSeries,
+      o: WriteOptions & EventCallOptions,
+    ): Promise<KubeEvent> {
+      const target: RequestTarget = { verb: 'patch', resource: EVENTS.plural, namespace, name };
+      const path = eventsPath(target, namespace, name);
+      if (
+        !isPlainObject(series) ||
+        !Number.isInteger(series.count) ||
+        series.count < 2 ||
+        typeof series.lastObservedTime !== 'string'
+      ) {
+        throw new InvalidError(`${describeTarget(target)}: series must have count >= 2 and a time`);
+      }
+      return call(target, {
+        method: 'PATCH',
+        path,
+        query: writeQuery,
+        contentType: MERGE_PATCH,
+        body: {
+          ...(o.resourceVersion !== undefined
+            ? { metadata: { resourceVersion: o.resourceVersion } }
+            : {}),
+          series: { count: series.count, lastObservedTime: series.lastObservedTime },
+        },
+        ...eventDeadline(target, o),
+      });
+    },
   };
+}
+
+function eventsPath(
+  target: RequestTarget,
+  namespace: string | undefined,
+  name: string | undefined,
+): string {
+  checkName(target, 'namespace', namespace ?? '');
+  checkName(target, 'name', name ?? '');
+  return `${EVENTS.base}/namespaces/${namespace}/${EVENTS.plural}/${name}`;
+}
+
+function eventDeadline(target: RequestTarget, o: EventCallOptions): { timeoutMs?: number } {
+  if (o.timeoutMs === undefined) return {};
+  if (!Number.isFinite(o.timeoutMs) || o.timeoutMs <= 0) {
+    throw new InvalidError(`${describeTarget(target)}: timeoutMs must be a positive number`);
+  }
+  return { timeoutMs: o.timeoutMs };
 }
 
 function agTarget(verb: string, ref: AgRef): RequestTarget {

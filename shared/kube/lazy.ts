@@ -28,5 +28,8 @@ export function lazyKubePort(load: () => Promise<KubePort>): KubePort {
     createPingSource: async (...a) => (await port()).createPingSource(...a),
     patchPingSource: async (...a) => (await port()).patchPingSource(...a),
     deletePingSource: async (...a) => (await port()).deletePingSource(...a),
+    createEvent: async (...a) => (await port()).createEvent(...a),
+    getEvent: async (...a) => (await port()).getEvent(...a),
+    patchEventSeries: async (...a) => (await port()).patchEventSeries(...a),
   };
 }

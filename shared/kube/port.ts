@@ -2,6 +2,7 @@
 // shared/kube/client.ts (on @kubernetes/client-node); tests run it against a real API server.
 // Every method throws only KubeError subclasses (see errors.ts).
 
+import type { EventSeries, KubeEvent } from '../core/kube-event-content.js';
 import type { AgRef, ArtifactGenerator, Condition, PackageSource } from '../core/types.js';
 
 export interface ReadOptions {
@@ -28,6 +29,12 @@ export interface ListPage<T> {
 export interface WriteOptions {
   /** When set, the write carries metadata.resourceVersion as a precondition (Conflict when stale). */
   resourceVersion?: string;
+}
+
+/** Options of the Event calls: they are best effort and get their own, shorter deadline. */
+export interface EventCallOptions {
+  /** Per-request deadline for this call; the client's default when absent. */
+  timeoutMs?: number;
 }
 
 /**
@@ -108,6 +115,17 @@ export interface KubePort {
   ): Promise<PingSource>;
   /** Delete with an optional resourceVersion precondition. NotFound when already gone. */
   deletePingSource(namespace: string, name: string, opts?: WriteOptions): Promise<void>;
+
+  /** Create an events.k8s.io/v1 Event in its metadata.namespace. Conflict when the name exists. */
+  createEvent(event: KubeEvent, opts?: EventCallOptions): Promise<KubeEvent>;
+  getEvent(namespace: string, name: string, opts?: EventCallOptions): Promise<KubeEvent>;
+  /** Merge-patch an Event's series (count, lastObservedTime), with a resourceVersion precondition. */
+  patchEventSeries(
+    namespace: string,
+    name: string,
+    series: EventSeries,
+    opts: WriteOptions & EventCallOptions,
+  ): Promise<KubeEvent>;
 }
 
 /** The field manager every write names. */

@@ -20,6 +20,8 @@ export interface HttpRequest {
   body?: unknown;
   /** Content-Type of the body; application/json when absent. */
   contentType?: string;
+  /** This request's deadline, when it differs from the transport's (Event writes: shorter). */
+  timeoutMs?: number;
 }
 
 export type HttpOutcome =
@@ -143,10 +145,11 @@ export function createTransport(kubeConfig: KubeConfig, timeoutMs: number): Send
         resolve(code !== undefined ? { kind: 'credentials', code } : { kind: 'credentials' });
         return;
       }
+      const deadlineMs = req.timeoutMs ?? timeoutMs;
       const timer = setTimeout(() => {
-        finish({ kind: 'timeout', timeoutMs });
+        finish({ kind: 'timeout', timeoutMs: deadlineMs });
         request.destroy();
-      }, timeoutMs);
+      }, deadlineMs);
       request.on('error', (err) => finish(transportFailure(err)));
       request.end(payload);
     });

@@ -24,6 +24,13 @@ export interface FunctionConfig {
   readonly resyncPingSource: string;
   /** Per-request timeout against the Kubernetes API. */
   readonly kubeRequestTimeoutMs: number;
+  /** Kubernetes Events of the recovery steps (docs/adr/0033). */
+  readonly events: {
+    /** reportingInstance: POD_NAME (downward API), else HOSTNAME, else K_REVISION. */
+    readonly reportingInstance: string;
+    /** Deadline of each Event request; Events are best effort. */
+    readonly writeTimeoutMs: number;
+  };
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -94,6 +101,15 @@ export function loadConfig(
     errors.push(`KUBE_REQUEST_TIMEOUT_MS="${timeoutText}": expected milliseconds, at least 100`);
   }
 
+  const eventTimeoutText = text('EVENT_WRITE_TIMEOUT_MS') ?? '2000';
+  const eventWriteTimeoutMs = Number(eventTimeoutText);
+  if (!/^[0-9]{1,6}$/.test(eventTimeoutText) || eventWriteTimeoutMs < 50) {
+    errors.push(`EVENT_WRITE_TIMEOUT_MS="${eventTimeoutText}": expected milliseconds, at least 50`);
+  }
+  const reportingInstance = reportingInstanceOf(
+    text('POD_NAME') ?? text('HOSTNAME') ?? text('K_REVISION') ?? 'unknown',
+  );
+
   if (errors.length > 0 || recovery === undefined) {
     throw new ConfigError(errors);
   }
@@ -107,7 +123,14 @@ export function loadConfig(
     alarm: { namespace: alarmNamespace, name: alarmName, sinkBroker },
     resyncPingSource,
     kubeRequestTimeoutMs,
+    events: { reportingInstance, writeTimeoutMs: eventWriteTimeoutMs },
   };
+}
+
+/** The API server takes at most 128 characters; keep it printable and short. */
+function reportingInstanceOf(value: string): string {
+  const clean = value.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 128);
+  return clean === '' ? 'unknown' : clean;
 }
 
 function isHttpUrl(s: string): boolean {

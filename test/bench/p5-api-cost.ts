@@ -68,8 +68,9 @@ async function requestsPerForce(
   fns: InProcessFunctions,
   raw: RawKube,
   owned = false,
-): Promise<BenchRow> {
+): Promise<BenchRow[]> {
   const perForce: number[] = [];
+  const eventWrites: number[] = [];
   const breakdown: Record<string, number>[] = [];
   for (let i = 0; i < FORCES; i++) {
     const name = owned ? `bench-p5-owned-${i}-${Date.now()}` : `stuck-${i}`;
@@ -117,32 +118,53 @@ async function requestsPerForce(
     ) {
       throw new Error(`the force did not land: ${JSON.stringify({ ready, annotations })}`);
     }
-    perForce.push(proxy.count({ clientTag: 'force-drift' }));
+    // The force's Kubernetes Event (issue 15) is counted apart from the protocol's requests; the
+    // proxy saw the API server create it (201).
+    const events = proxy.callsMatching({ clientTag: 'force-drift', resource: 'events' });
+    if (!events.some((c) => c.verb === 'create' && c.upstreamStatus === 201)) {
+      throw new Error(`the force's Event was not created: ${JSON.stringify(events)}`);
+    }
+    eventWrites.push(events.length);
+    perForce.push(proxy.count({ clientTag: 'force-drift' }) - events.length);
     breakdown.push(proxy.counters({ clientTag: 'force-drift' }));
   }
   await raw.deleteAllAgs(NS_FORCE);
   const worst = Math.max(...perForce);
   if (owned) {
     // docs/adr/0020: one cached read of the PackageSource more, to leave one being deleted alone.
-    return valueRow({
+    return [
+      valueRow({
+        id: 'P5',
+        metric: 'API requests per force, AG owned by a PackageSource (worst of 3)',
+        value: worst,
+        unit: 'req',
+        target: 'report',
+        pass: null,
+        detail: { perForce, breakdown: breakdown[0] },
+      }),
+    ];
+  }
+  const worstEvents = Math.max(...eventWrites);
+  return [
+    valueRow({
       id: 'P5',
-      metric: 'API requests per force, AG owned by a PackageSource (worst of 3)',
+      metric: 'API requests per force, without its Event (worst of 3)',
       value: worst,
       unit: 'req',
-      target: 'report',
-      pass: null,
+      target: '<= 4',
+      pass: worst <= 4,
       detail: { perForce, breakdown: breakdown[0] },
-    });
-  }
-  return valueRow({
-    id: 'P5',
-    metric: 'API requests per force (worst of 3)',
-    value: worst,
-    unit: 'req',
-    target: '<= 4',
-    pass: worst <= 4,
-    detail: { perForce, breakdown: breakdown[0] },
-  });
+    }),
+    valueRow({
+      id: 'P5',
+      metric: 'Event writes per force (issue 15, worst of 3)',
+      value: worstEvents,
+      unit: 'req',
+      target: '<= 1 (a first report: one create)',
+      pass: worstEvents <= 1,
+      detail: { eventWrites },
+    }),
+  ];
 }
 
 async function detectNoOp(
@@ -329,8 +351,8 @@ export const p5: BenchModule = {
     );
     try {
       const rows: BenchRow[] = [];
-      rows.push(await requestsPerForce(proxy, fns, raw));
-      rows.push(await requestsPerForce(proxy, fns, raw, true));
+      rows.push(...(await requestsPerForce(proxy, fns, raw)));
+      rows.push(...(await requestsPerForce(proxy, fns, raw, true)));
       const healthy = await raw.createAg(NS_HEALTHY, 'noop');
       await raw.patchAgStatus(
         NS_HEALTHY,

@@ -30,6 +30,11 @@ import {
   recoveryProjection,
 } from './support/ag-contract.js';
 import { uniqueNamespace } from './support/cluster.js';
+import { startFunction } from './support/function-servers.js';
+import { captureLogs } from './support/log-capture.js';
+import { SettableClock } from '../support/function-under-test.js';
+import { postEvent } from '../support/http-events.js';
+import { createLogger } from '../../shared/runtime/logger.js';
 import type { FaultCase } from './support/fault-cases.js';
 import {
   MatrixTable,
@@ -46,6 +51,8 @@ let proxy: KubeProxy;
 const table = new MatrixTable('force-drift');
 /** Past the resume settle time: a claim left without its marker or bump is finished then. */
 const REDELIVER_AFTER_MS = RESUME_SETTLE_MS + 1000;
+/** The Event writes' own deadline in these cells (the product default is 2 s). */
+const EVENT_DEADLINE_MS = 300;
 
 beforeAll(async () => {
   proxy = await startKubeProxy(kc, { tag: 'matrix-force-drift' });
@@ -144,6 +151,29 @@ function scenario(
   };
 }
 
+/**
+ * An Event write (issue 15) fails in every way: the step is done before it is reported, so the
+ * answer is 200 and the end state is the fault-free twin's. Its own deadline is short here.
+ */
+function eventScenario(call: string, kind: 'stuck' | 'healthy-tracked'): MatrixScenario<Ctx> {
+  const base = scenario(call, {
+    kind,
+    write: true,
+    match: () => ({ verb: 'patch' }),
+    expect: () => ({
+      status: 200,
+      why: 'best effort: the step is done; a failed Event write never changes the answer',
+    }),
+  });
+  return {
+    ...base,
+    env: () => ({ EVENT_WRITE_TIMEOUT_MS: String(EVENT_DEADLINE_MS) }),
+    target: () => ({
+      match: { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: NS },
+    }),
+  };
+}
+
 const conflictRedecided =
   (ok: string, lost: string) =>
   (f: FaultCase): Expectation => {
@@ -204,11 +234,48 @@ defineMatrix({
         'the clear applied: the re-read finds nothing to do',
       ),
     }),
+    eventScenario('Event create (SourceWatcherRecoveryForced)', 'stuck'),
+    eventScenario('Event create (SourceWatcherRecovered)', 'healthy-tracked'),
   ],
+});
+
+describe('Event writes refused (403): the force is unchanged, one warn line per request', () => {
+  it.each([403, 500])('every Event call answered %i', async (status) => {
+    const ctx = await setup('stuck');
+    const logs = captureLogs();
+    const tag = `events-${status}-${ctx.ref.name}`;
+    const fault = proxy.addFault({
+      match: { group: 'events.k8s.io', resource: 'events', clientTag: tag },
+      kind: 'status',
+      status,
+      times: 100,
+    });
+    const server = await startFunction({
+      fn: 'force-drift',
+      kubeConfig: proxy.kubeConfig(tag),
+      clock: new SettableClock(T0),
+      logger: createLogger({ name: 'force-drift', level: 'info', destination: logs.stream }),
+    });
+    try {
+      const answer = await postEvent(server.url, actionEvent(ACTION_FORCE, ctx.created));
+      expect(answer).toMatchObject({ status: 200, body: { result: 'forced' } });
+    } finally {
+      fault.remove();
+      await server.close();
+    }
+    expect(fault.applied).toBeGreaterThanOrEqual(1);
+    const ag = await getArtifactGenerator(ctx.ref, kc);
+    expect(attemptsOf(ag)).toBe(1);
+    expect(readyOf(ag)?.reason).toBe('SourceWatcherRecoveryForced');
+    const warnings = logs.lines().filter((l) => l.msg === 'could not write Kubernetes Event');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ level: 'warn', statusCode: status });
+    await deleteArtifactGenerator(ctx.ref, kc);
+  });
 });
 
 describe('the matrix', () => {
   it('ran every cell and every cell passed', () => {
-    expect(table.counts()).toEqual({ run: 6 + 4 * 11, passed: 6 + 4 * 11 });
+    expect(table.counts()).toEqual({ run: 6 + 6 * 11, passed: 6 + 6 * 11 });
   });
 });

@@ -232,6 +232,41 @@ describe('calls for one AG event', () => {
           return { status: 503, why: 'transient: the redelivery writes or finds it in step' };
         },
       }),
+      {
+        // Issue 15: the verdict's Event fails in every way; the verdict is written all the same.
+        ...scenario('Event create (SourceWatcherStalled)', {
+          write: true,
+          event: (ctx) => updateEvent(ctx.ag),
+          target: () => ({
+            match: { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: NS },
+          }),
+          expect: () => ({
+            status: 200,
+            why: 'best effort: the verdict is written; a failed Event write never changes the answer',
+          }),
+        }),
+        env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
+      },
+      {
+        // The verdict's Event regarding the PackageSource (cluster-scoped: in `default`).
+        ...scenario('Event create on the PackageSource (default)', {
+          write: true,
+          event: (ctx) => updateEvent(ctx.ag),
+          target: () => ({
+            match: {
+              group: 'events.k8s.io',
+              resource: 'events',
+              verb: 'create',
+              namespace: 'default',
+            },
+          }),
+          expect: () => ({
+            status: 200,
+            why: 'best effort: the verdict is written; a failed Event write never changes the answer',
+          }),
+        }),
+        env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
+      },
     ],
   });
 });
@@ -269,6 +304,6 @@ describe('across every cell', () => {
   });
 
   it('ran every cell and every cell passed', () => {
-    expect(table.counts()).toEqual({ run: 5 * 6 + 11, passed: 5 * 6 + 11 });
+    expect(table.counts()).toEqual({ run: 5 * 6 + 3 * 11, passed: 5 * 6 + 3 * 11 });
   });
 });

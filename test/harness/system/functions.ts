@@ -64,6 +64,8 @@ async function startReplica(
 ): Promise<FunctionReplica> {
   const config = loadConfig({
     KUBE_REQUEST_TIMEOUT_MS: '5000',
+    // The pod name Knative's downward API would give (reportingInstance of our Events).
+    POD_NAME: `${name}-${index}`,
     ...opts.env,
     LOG_LEVEL: opts.logLevel,
     BROKER_URL: opts.brokerUrl,

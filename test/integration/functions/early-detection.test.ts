@@ -282,8 +282,10 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
     expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
     expect(ag.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeDefined();
     expect(readyOf(ag)).toMatchObject({ status: 'False', reason: REASON_FORCED });
-    // P5: one fresh read and the three writes, no more.
-    expect(proxy.count({ clientTag: 'force-drift' })).toBe(4);
+    // P5: one fresh read and the three writes, no more; plus the force's Event (issue 15).
+    expect(proxy.count({ clientTag: 'force-drift', resource: 'artifactgenerators' })).toBe(4);
+    expect(proxy.count({ clientTag: 'force-drift', resource: 'events', verb: 'create' })).toBe(1);
+    expect(proxy.count({ clientTag: 'force-drift' })).toBe(5);
   });
 
   it('does nothing when the AG moved since (the proof is about another version)', async () => {

@@ -15,6 +15,9 @@ import {
 const AG = 'source.extensions.fluxcd.io';
 const PS = 'cozystack.io';
 const KN = 'sources.knative.dev';
+const EV = 'events.k8s.io';
+/** The Kubernetes Events of the recovery steps (docs/adr/0033): create, and get+patch a series. */
+const EVENT_GRANTS = [`* ${EV}/events create`, `* ${EV}/events get`, `* ${EV}/events patch`];
 const NS = RECOVERY_NAMESPACE;
 
 const base = () => renderKustomize('knative');
@@ -47,6 +50,7 @@ const EXPECTED_GRANTS: Record<string, string[]> = {
     `* ${AG}/artifactgenerators patch`,
     `* ${AG}/artifactgenerators/status patch`,
     `* ${PS}/packagesources get`,
+    ...EVENT_GRANTS,
   ],
   'surface-stalled': [
     `* ${AG}/artifactgenerators get`,
@@ -54,6 +58,7 @@ const EXPECTED_GRANTS: Record<string, string[]> = {
     `* ${PS}/packagesources get`,
     `* ${PS}/packagesources list`,
     `* ${PS}/packagesources/status patch`,
+    ...EVENT_GRANTS,
   ],
   apiserversource: [
     `* ${AG}/artifactgenerators get`,
@@ -117,14 +122,19 @@ describe('observe overlay: observe-only by permission too (issue 12, item 5)', (
     grants(loadRbacRules(sa, observe())).filter((g) => WRITE_VERBS.has(g.split(' ')[2] ?? ''));
 
   it.each(Object.keys(EXPECTED_GRANTS))('%s: reads as in enforce mode', (sa) => {
+    // surface-stalled surfaces no verdict in observe, so it writes (and reads) no Event.
     const read = (all: string[]): string[] =>
-      all.filter((g) => !WRITE_VERBS.has(g.split(' ')[2] ?? ''));
+      all.filter(
+        (g) =>
+          !WRITE_VERBS.has(g.split(' ')[2] ?? '') &&
+          !(sa === 'surface-stalled' && g.includes(`${EV}/events`)),
+      );
     expect(read(grants(loadRbacRules(sa, observe())))).toEqual(
       read([...(EXPECTED_GRANTS[sa] ?? [])].sort()),
     );
   });
 
-  it("the only writes left are detect's, on its own alarm PingSource", () => {
+  it("the only writes left are detect's alarm and force-drift's would-force Events", () => {
     expect(writes('detect')).toEqual(
       [
         `${NS} ${KN}/pingsources create`,
@@ -132,7 +142,8 @@ describe('observe overlay: observe-only by permission too (issue 12, item 5)', (
         `${NS} ${KN}/pingsources patch recovery-alarm`,
       ].sort(),
     );
-    for (const sa of ['force-drift', 'surface-stalled', 'apiserversource', 'dead-letter']) {
+    expect(writes('force-drift')).toEqual([`* ${EV}/events create`, `* ${EV}/events patch`]);
+    for (const sa of ['surface-stalled', 'apiserversource', 'dead-letter']) {
       expect(writes(sa), sa).toEqual([]);
     }
   });

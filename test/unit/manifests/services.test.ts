@@ -20,6 +20,7 @@ interface Container {
   args?: string[];
   ports?: { containerPort?: number; name?: string }[];
   envFrom?: { configMapRef?: { name?: string } }[];
+  env?: { name?: string; valueFrom?: { fieldRef?: { fieldPath?: string } } }[];
   readinessProbe?: Probe;
   livenessProbe?: Probe;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
@@ -119,6 +120,13 @@ describe.each(SERVICES)('%s: Service %s', (render, name) => {
     expect(c.ports?.map((p) => p.containerPort)).toEqual([8080]);
     expect(c.envFrom?.map((e) => e.configMapRef?.name)).toEqual(['recovery-config']);
     findObject(renderKustomize(render), 'ConfigMap', 'recovery-config');
+  });
+
+  it('the functions that write Events get their pod name from the downward API (ADR 33)', () => {
+    const env = container(service(render, name)).env ?? [];
+    const podName = env.find((e) => e.name === 'POD_NAME')?.valueFrom?.fieldRef?.fieldPath;
+    const emits = name === 'force-drift' || name === 'surface-stalled';
+    expect(podName).toBe(emits ? 'metadata.name' : undefined);
   });
 
   it('has liveness and readiness probes on the health paths (no foreign port)', () => {

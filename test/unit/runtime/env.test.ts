@@ -68,4 +68,20 @@ describe('loadConfig', () => {
     expect(message).toMatch(/PORT/);
     expect(message).toMatch(/RECOVERY_MAX_ATTEMPTS/);
   });
+
+  it.each<[string, Record<string, string>, string]>([
+    ['POD_NAME (downward API) first', { POD_NAME: 'fd-1', HOSTNAME: 'h', K_REVISION: 'r' }, 'fd-1'],
+    ['then HOSTNAME', { HOSTNAME: 'h', K_REVISION: 'r' }, 'h'],
+    ['then K_REVISION', { K_REVISION: 'force-drift-00001' }, 'force-drift-00001'],
+    ['else unknown', {}, 'unknown'],
+    ['cleaned and cut to 128', { POD_NAME: `a b${'x'.repeat(200)}` }, `a-b${'x'.repeat(125)}`],
+  ])('Event reportingInstance: %s', (_, env, expected) => {
+    expect(loadConfig(env).events.reportingInstance).toBe(expected);
+  });
+
+  it('Event writes have their own deadline, 2 s by default', () => {
+    expect(loadConfig({}).events.writeTimeoutMs).toBe(2000);
+    expect(loadConfig({ EVENT_WRITE_TIMEOUT_MS: '500' }).events.writeTimeoutMs).toBe(500);
+    expect(() => loadConfig({ EVENT_WRITE_TIMEOUT_MS: '10' })).toThrow(/EVENT_WRITE_TIMEOUT_MS/);
+  });
 });

@@ -1,0 +1,124 @@
+// Writes the Kubernetes Event of a recovery step, best effort (docs/adr/0033-kubernetes-events.md).
+// The step has already happened when this runs: its result never changes the function's answer.
+// The verdict also writes an Event regarding the PackageSource (in `default`).
+// create; on AlreadyExists (another replica, or a redelivery, reported the same step) read the
+// Event and bump its series with a precondition. Each request has its own short deadline. A
+// failure is logged at warn once per recorder, and a recorder lives for one handled CloudEvent.
+
+import {
+  buildEvents,
+  isDns1123Subdomain,
+  nextSeries,
+  type ArtifactGenerator,
+  type EventStep,
+  type EventSubject,
+  type KubeEvent,
+} from '../core/index.js';
+import { isKubeError } from '../kube/errors.js';
+import type { KubePort } from '../kube/port.js';
+import type { Clock } from './clock.js';
+import type { FunctionConfig } from './env.js';
+import type { Logger } from './logger.js';
+
+export type EventWriteResult =
+  'created' | 'series-bumped' | 'bound' | 'not-reportable' | 'contended' | 'failed';
+
+export type RecordEvent = (ag: ArtifactGenerator, step: EventStep) => Promise<EventWriteResult>;
+
+export interface EventRecorderDeps {
+  readonly kube: KubePort;
+  readonly clock: Clock;
+  readonly config: Pick<FunctionConfig, 'events'>;
+}
+
+/** create / read+patch rounds before a contended series bump is dropped. */
+const ROUNDS = 3;
+
+export function createEventRecorder(deps: EventRecorderDeps, log: Logger): RecordEvent {
+  let warned = false;
+  const opts = { timeoutMs: deps.config.events.writeTimeoutMs };
+
+  /** create, or on AlreadyExists read and bump the series; never throws. */
+  const write = async (event: KubeEvent, now: number): Promise<EventWriteResult> => {
+    const { namespace, name } = event.metadata;
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        try {
+          await deps.kube.createEvent(event, opts);
+          return 'created';
+        } catch (e) {
+          if (!isKubeError(e, 'Conflict')) throw e;
+        }
+        let existing;
+        try {
+          existing = await deps.kube.getEvent(namespace, name, opts);
+        } catch (e) {
+          if (isKubeError(e, 'NotFound')) continue; // expired in between: create it again
+          throw e;
+        }
+        const next = nextSeries(existing, now);
+        if (next.kind === 'skip') return next.why === 'bound' ? 'bound' : 'failed';
+        const rv = existing.metadata?.resourceVersion;
+        try {
+          await deps.kube.patchEventSeries(namespace, name, next.series, {
+            ...opts,
+            ...(rv !== undefined ? { resourceVersion: rv } : {}),
+          });
+          return 'series-bumped';
+        } catch (e) {
+          if (!isKubeError(e, 'Conflict') && !isKubeError(e, 'NotFound')) throw e;
+        }
+      }
+      log.debug(
+        { event: name, namespace, reason: event.reason },
+        'Kubernetes Event contended; dropped',
+      );
+      return 'contended';
+    } catch (e) {
+      const fields = {
+        event: name,
+        namespace,
+        regarding: event.regarding.kind,
+        reason: event.reason,
+        kind: isKubeError(e) ? e.kind : 'Unexpected',
+        statusCode: isKubeError(e) ? e.statusCode : undefined,
+        err: { message: e instanceof Error ? e.message : String(e) },
+      };
+      if (!warned) {
+        warned = true;
+        log.warn(fields, 'could not write Kubernetes Event');
+      } else {
+        log.debug(fields, 'could not write Kubernetes Event');
+      }
+      return 'failed';
+    }
+  };
+  return async (ag, step) => {
+    const subject = subjectOf(ag);
+    if (subject === null) return 'not-reportable';
+    const now = deps.clock.now();
+    let events: KubeEvent[];
+    try {
+      events = buildEvents(step, subject, deps.config.events.reportingInstance, now);
+    } catch {
+      return 'not-reportable'; // a time no Event can carry (outside years 0000..9999)
+    }
+    // The verdict's two Events (the AG's, the PackageSource's) are written side by side, each
+    // with its own deadline; the AG's result is the answer.
+    const results = await Promise.all(events.map((e) => write(e, now)));
+    return results[0] ?? 'not-reportable';
+  };
+}
+
+/** The AG as an Event subject; null (no Event) unless it is a well-formed object from the server. */
+export function subjectOf(ag: ArtifactGenerator): EventSubject | null {
+  const meta = ag.metadata;
+  const namespace = meta?.namespace;
+  const name = meta?.name;
+  const uid = meta?.uid;
+  if (!isDns1123Subdomain(namespace) || namespace.length > 63 || !isDns1123Subdomain(name)) {
+    return null;
+  }
+  if (typeof uid !== 'string' || uid === '' || uid.length > 128) return null;
+  return { namespace, name, uid };
+}

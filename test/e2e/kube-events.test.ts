@@ -1,0 +1,194 @@
+// End-to-end: the Kubernetes Events an operator reads with `kubectl describe artifactgenerator`
+// (issue 15), listed on the real API server after whole recovery cycles. Each scenario prints the
+// Events section as kubectl describe would (the README's "Operate" excerpts come from here).
+
+import { describe, expect, it } from 'vitest';
+import { REPORTING_CONTROLLER } from '../../shared/core/index.js';
+import { getArtifactGenerator } from '../support/apiserver.js';
+import { describeEvents, listEventsAbout, occurrences } from '../support/kube-events.js';
+import {
+  loadRbacRules,
+  RECOVERY_NAMESPACE,
+  renderKustomize,
+  rulesAllowing,
+} from '../support/manifests.js';
+import { CLIENTS, requestOf } from '../support/rbac-calls.js';
+import {
+  MINUTE,
+  createPair,
+  kc,
+  readPackageSource,
+  report,
+  startSystem,
+  wallClock,
+  type Pair,
+  type System,
+} from './scenario-kit.js';
+
+async function eventsOf(pair: Pair) {
+  const ag = await getArtifactGenerator(pair.ref, kc);
+  const uid = ag.metadata?.uid;
+  expect(uid).toBeDefined();
+  return listEventsAbout(kc, pair.ref.namespace, { uid: uid ?? '', name: pair.name });
+}
+
+/** "Reason/Action [attempt N/M] xCount", sorted: what the operator sees, minus the ages. */
+function summary(events: Awaited<ReturnType<typeof eventsOf>>): string[] {
+  return events
+    .map((e) => {
+      const attempt = /^attempt (\d+\/\d+)/.exec(e.note)?.[1];
+      return `${e.reason}/${e.action}${attempt !== undefined ? ` ${attempt}` : ''} x${occurrences(e)}`;
+    })
+    .sort();
+}
+
+function printDescribe(
+  title: string,
+  system: System,
+  events: Awaited<ReturnType<typeof eventsOf>>,
+) {
+  console.log(`[describe] ${title}\n${describeEvents(events, system.clock.now())}`);
+}
+
+describe('e2e: Kubernetes Events of the recovery', () => {
+  it('a Ready write lost once: forced, then recovered — two Events on the AG', async () => {
+    const wall = wallClock();
+    const system = await startSystem();
+    const pair = await createPair(system, { lose: { times: 1 }, prefix: 'ev-once' });
+    await system.runUntil(() => system.progress.of(pair.key).recoveries.length > 0, {
+      maxVirtualMs: 3 * MINUTE,
+      what: 'recovery',
+    });
+    // A resync later: nothing more is reported.
+    await system.advance(5 * MINUTE);
+
+    const events = await eventsOf(pair);
+    expect(summary(events)).toEqual([
+      'SourceWatcherRecovered/ClearTracking x1',
+      'SourceWatcherRecoveryForced/Force 1/5 x1',
+    ]);
+    for (const e of events) {
+      expect(e.type).toBe('Normal');
+      expect(e.reportingController).toBe(REPORTING_CONTROLLER);
+      expect(e.reportingInstance).toBe('force-drift-0');
+    }
+    printDescribe(
+      `kubectl -n ${pair.ref.namespace} describe artifactgenerator ${pair.name}`,
+      system,
+      events,
+    );
+    report('events: lost once', { events: events.length, wall: wall() });
+  });
+
+  it('a Ready write lost always: five forces, then SourceWatcherStalled (Warning) on the AG and on its PackageSource', async () => {
+    const wall = wallClock();
+    const system = await startSystem();
+    const pair = await createPair(system, { lose: {}, prefix: 'ev-always' });
+    await system.runUntil(() => system.progress.of(pair.key).stalledAt !== null, {
+      maxVirtualMs: 14 * MINUTE,
+      what: 'SourceWatcherStalled',
+    });
+    await system.advance(6 * MINUTE);
+
+    const events = await eventsOf(pair);
+    expect(summary(events)).toEqual([
+      'SourceWatcherRecoveryForced/Force 1/5 x1',
+      'SourceWatcherRecoveryForced/Force 2/5 x1',
+      'SourceWatcherRecoveryForced/Force 3/5 x1',
+      'SourceWatcherRecoveryForced/Force 4/5 x1',
+      'SourceWatcherRecoveryForced/Force 5/5 x1',
+      'SourceWatcherStalled/GiveUp x1',
+    ]);
+    const verdict = events.find((e) => e.reason === 'SourceWatcherStalled');
+    expect(verdict).toMatchObject({
+      type: 'Warning',
+      reportingInstance: 'surface-stalled-0',
+      related: { kind: 'PackageSource', name: pair.packageSource },
+    });
+    expect(verdict?.note).toContain('fluxcd/pkg#934');
+    expect(verdict?.note).toContain('Runbook "SourceWatcherStalled"');
+    printDescribe(
+      `kubectl -n ${pair.ref.namespace} describe artifactgenerator ${pair.name}`,
+      system,
+      events,
+    );
+
+    // The PackageSource is cluster-scoped: its Events live in `default`, where
+    // `kubectl describe packagesource` finds them (by uid).
+    const psName = pair.packageSource ?? '';
+    const ps = await readPackageSource(kc, psName);
+    const psUid = (ps as { metadata?: { uid?: string } }).metadata?.uid;
+    expect(psUid).toBeDefined();
+    const psEvents = await listEventsAbout(kc, 'default', {
+      uid: psUid ?? '',
+      name: psName,
+    });
+    expect(psEvents.map((e) => `${e.type} ${e.reason}/${e.action} x${occurrences(e)}`)).toEqual([
+      'Warning SourceWatcherStalled/GiveUp x1',
+    ]);
+    const agUid = (await getArtifactGenerator(pair.ref, kc)).metadata?.uid;
+    expect(psEvents[0]).toMatchObject({
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: 'surface-stalled-0',
+      regarding: { kind: 'PackageSource', name: psName, uid: psUid },
+      related: {
+        kind: 'ArtifactGenerator',
+        namespace: pair.ref.namespace,
+        name: pair.name,
+        uid: agUid,
+      },
+    });
+    expect(psEvents[0]?.regarding.namespace).toBeUndefined();
+    expect(psEvents[0]?.note).toContain(`ArtifactGenerator ${pair.ref.namespace}/${pair.name}`);
+    expect(psEvents[0]?.note).toContain('fluxcd/pkg#934');
+    expect(psEvents[0]?.note).toContain('Runbook "SourceWatcherStalled"');
+    printDescribe(`kubectl describe packagesource ${psName}`, system, psEvents);
+    report('events: lost always', {
+      events: events.length,
+      packageSourceEvents: psEvents.length,
+      wall: wall(),
+    });
+  });
+
+  it('observe mode (observe overlay RBAC enforced): one would-force Event, its repeats in the series', async () => {
+    const wall = wallClock();
+    const system = await startSystem({
+      env: {
+        RECOVERY_MODE: 'observe',
+        RECOVERY_EARLY_DETECTION: 'off',
+        RECOVERY_GRACE_PERIOD: '30s',
+      },
+    });
+    const observeObjects = renderKustomize('knative/overlays/observe');
+    for (const [tag, serviceAccount] of CLIENTS) {
+      const rules = loadRbacRules(serviceAccount, observeObjects, RECOVERY_NAMESPACE);
+      system.proxy.addFault({
+        kind: 'status',
+        status: 403,
+        match: { clientTag: tag, where: (c) => rulesAllowing(rules, requestOf(c)).length === 0 },
+      });
+    }
+    const pair = await createPair(system, { lose: {}, prefix: 'ev-observe' });
+    await system.advance(12 * MINUTE);
+
+    const denied = system.proxy.calls.filter((c) => c.fault !== undefined);
+    expect(denied.map((c) => `${c.clientTag} ${c.verb} ${c.path}`)).toEqual([]);
+    const events = await eventsOf(pair);
+    expect(events.map((e) => `${e.type} ${e.reason}/${e.action}`)).toEqual([
+      'Normal SourceWatcherRecoveryWouldForce/ObserveForce',
+    ]);
+    const e = events[0];
+    expect(e?.note).toMatch(/^observe mode: would force attempt 1\/5/);
+    // detect asks again at every follow-up and resync while the AG stays stuck: one object.
+    expect(occurrences(e!)).toBeGreaterThanOrEqual(2);
+    expect(
+      system.writesBy(['force-drift', 'surface-stalled'], { resource: 'artifactgenerators' }),
+    ).toEqual([]);
+    printDescribe(
+      `kubectl -n ${pair.ref.namespace} describe artifactgenerator ${pair.name}`,
+      system,
+      events,
+    );
+    report('events: observe', { occurrences: occurrences(e!), wall: wall() });
+  });
+});

@@ -1,0 +1,535 @@
+// The Kubernetes Events of the recovery steps (issue 15, docs/adr/0033), read back from the real
+// API server: force-drift and surface-stalled run as their own ServiceAccounts, so a missing RBAC
+// rule fails here as a missing Event.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ACTION_CLEAR_TRACKING,
+  ACTION_FORCE,
+  ACTION_STALLED,
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_LAST_RECOVERY_AT,
+  ANNOTATION_REQUESTED_AT,
+  formatTimeNano,
+  maxEventObjectsPerCycle,
+  REASON_FORCED,
+  REPORTING_CONTROLLER,
+  type ArtifactGenerator,
+  type PackageSource,
+} from '../../../shared/core/index.js';
+import { createApp as createForceDriftApp } from '../../../functions/force-drift/app.js';
+import { createApp as createSurfaceStalledApp } from '../../../functions/surface-stalled/app.js';
+import {
+  agRefOf,
+  createArtifactGenerator,
+  createPackageSource,
+  getArtifactGenerator,
+  makeArtifactGenerator,
+  makePackageSource,
+  PACKAGESOURCE_LABEL,
+  testKubeConfig,
+  uniqueName,
+  writeArtifactGeneratorStatus,
+} from '../../support/apiserver.js';
+import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
+import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import {
+  actionEvent,
+  agResourceEvent,
+  cloudEvent,
+  postEvent,
+  type Started,
+} from '../../support/http-events.js';
+import { listEventsAbout, occurrences } from '../../support/kube-events.js';
+import { startKubeProxy } from '../../support/kube-proxy.js';
+import { createLogger } from '../../../shared/runtime/logger.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+const kc = testKubeConfig();
+const servers: Started[] = [];
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+async function start(
+  fn: 'force-drift' | 'surface-stalled',
+  clock: SettableClock,
+  env: Record<string, string> = {},
+): Promise<Started> {
+  const deps = commonDeps({ kubeConfig: kc, name: fn, clock, env: { POD_NAME: fn, ...env } });
+  const s = await serve(
+    fn === 'force-drift' ? createForceDriftApp(deps) : createSurfaceStalledApp(deps),
+  );
+  servers.push(s);
+  return s;
+}
+
+const eventsOf = (ag: ArtifactGenerator) =>
+  listEventsAbout(kc, ag.metadata?.namespace ?? '', {
+    uid: ag.metadata?.uid ?? '',
+    name: ag.metadata?.name ?? '',
+  });
+
+/** The Events regarding a PackageSource: cluster-scoped, so they live in `default`. */
+const psEventsOf = (ps: PackageSource) =>
+  listEventsAbout(kc, 'default', { uid: ps.metadata?.uid ?? '', name: ps.metadata?.name ?? '' });
+
+const tracking = (attempts: number, at: number, requested = true) => ({
+  [ANNOTATION_ATTEMPTS]: String(attempts),
+  [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(at),
+  ...(requested ? { [ANNOTATION_REQUESTED_AT]: formatTimeNano(at) } : {}),
+});
+
+describe('Events: one per recovery step, on the AG', () => {
+  it('a force: SourceWatcherRecoveryForced, Normal, action Force, note "attempt 1/5", regarding the AG', async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const fd = await start('force-drift', clock, { POD_NAME: 'force-drift-7d9f-abcde' });
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 0, T0))).body).toEqual({
+      result: 'forced',
+    });
+
+    const events = await eventsOf(ag);
+    expect(events).toHaveLength(1);
+    const e = events[0];
+    expect(e).toMatchObject({
+      reason: REASON_FORCED,
+      type: 'Normal',
+      action: 'Force',
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: 'force-drift-7d9f-abcde',
+      regarding: {
+        kind: 'ArtifactGenerator',
+        apiVersion: 'source.extensions.fluxcd.io/v1beta1',
+        namespace: ag.metadata?.namespace,
+        name: ag.metadata?.name,
+        uid: ag.metadata?.uid,
+      },
+    });
+    expect(e?.note).toMatch(/^attempt 1\/5: /);
+    expect(e?.eventTime).toMatch(MICRO_TIME);
+    expect(e?.series).toBeUndefined();
+  });
+
+  it('a duplicate delivery of the same force writes no second Event (the claim is taken)', async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const fd = await start('force-drift', clock);
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 0, T0));
+    clock.advance(2000);
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 0, T0))).body).toEqual({
+      result: 'waiting',
+    });
+    const events = await eventsOf(ag);
+    expect(events.map((e) => [e.reason, occurrences(e)])).toEqual([[REASON_FORCED, 1]]);
+  });
+
+  it('a resumed force: its own action, ResumeForce, the same attempt', async () => {
+    const clock = new SettableClock(T0 + 11_000);
+    const fd = await start('force-drift', clock);
+    // Claimed attempt 2 at T0, then interrupted before the marker and requestedAt.
+    const ag = await createAgWithStatus(kc, stuckStatus(T0 - 1000), {
+      annotations: tracking(2, T0, false),
+    });
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 2, T0))).body).toEqual({
+      result: 'resumed',
+    });
+    const events = await eventsOf(ag);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      reason: REASON_FORCED,
+      action: 'ResumeForce',
+      type: 'Normal',
+    });
+    expect(events[0]?.note).toMatch(/^attempt 2\/5 resumed: /);
+  });
+
+  it('recovery, tracking cleared: SourceWatcherRecovered, Normal, naming the honest Ready', async () => {
+    const clock = new SettableClock(T0 + 60_000);
+    const fd = await start('force-drift', clock);
+    const ag = await createAgWithStatus(kc, healthyStatus(T0 + 50_000), {
+      annotations: tracking(1, T0),
+    });
+    expect((await postEvent(fd.url, actionEvent(ACTION_CLEAR_TRACKING, ag, 1, T0))).body).toEqual({
+      result: 'cleared',
+    });
+    const events = await eventsOf(ag);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      reason: 'SourceWatcherRecovered',
+      type: 'Normal',
+      action: 'ClearTracking',
+    });
+    expect(events[0]?.note).toContain('Ready=True/Succeeded after 1 forced rebuild(s)');
+  });
+
+  it('the give-up: SourceWatcherStalled, Warning, naming fluxcd/pkg#934 and the runbook, on the AG and on the PackageSource', async () => {
+    const clock = new SettableClock(T0 + 250_000);
+    const ss = await start('surface-stalled', clock);
+    const name = uniqueName('pks');
+    const ps = await createPackageSource(makePackageSource({ name }), kc);
+    const ag = await createAgWithStatus(
+      kc,
+      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
+      { name, owner: { name, uid: ps.metadata?.uid ?? '' }, annotations: tracking(5, T0) },
+    );
+    const answer = await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0));
+    expect(answer.body).toEqual({ result: 'updated' });
+
+    const events = await eventsOf(ag);
+    expect(events).toHaveLength(1);
+    const e = events[0];
+    expect(e).toMatchObject({
+      reason: 'SourceWatcherStalled',
+      type: 'Warning',
+      action: 'GiveUp',
+      regarding: { kind: 'ArtifactGenerator', uid: ag.metadata?.uid },
+      related: {
+        kind: 'PackageSource',
+        name,
+        apiVersion: 'cozystack.io/v1alpha1',
+        uid: ps.metadata?.uid,
+      },
+    });
+    for (const words of ['fluxcd/pkg#934', 'Runbook', 'restart source-watcher', '5 forced']) {
+      expect(e?.note).toContain(words);
+    }
+
+    // The same verdict regarding the PackageSource, in `default` (what `kubectl describe
+    // packagesource` lists), the AG related.
+    const psEvents = await psEventsOf(ps);
+    expect(psEvents).toHaveLength(1);
+    const p = psEvents[0];
+    expect(p).toMatchObject({
+      metadata: { namespace: 'default' },
+      reason: 'SourceWatcherStalled',
+      type: 'Warning',
+      action: 'GiveUp',
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: 'surface-stalled',
+      related: {
+        apiVersion: 'source.extensions.fluxcd.io/v1beta1',
+        kind: 'ArtifactGenerator',
+        namespace: ag.metadata?.namespace,
+        name,
+        uid: ag.metadata?.uid,
+      },
+    });
+    expect(p?.regarding).toEqual({
+      apiVersion: 'cozystack.io/v1alpha1',
+      kind: 'PackageSource',
+      name,
+      uid: ps.metadata?.uid,
+    });
+    expect(p?.eventTime).toMatch(MICRO_TIME);
+    expect(p?.series).toBeUndefined();
+    for (const words of [
+      `ArtifactGenerator ${ag.metadata?.namespace}/${name}`,
+      'fluxcd/pkg#934',
+      'Runbook "SourceWatcherStalled": restart source-watcher',
+      'this PackageSource is Ready=False/SourceWatcherStalled',
+    ]) {
+      expect(p?.note).toContain(words);
+    }
+
+    // In step now: a second verdict event writes neither the PackageSource nor another Event.
+    expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0))).body).toEqual({
+      result: 'in-step',
+    });
+    expect((await eventsOf(ag)).map(occurrences)).toEqual([1]);
+    expect((await psEventsOf(ps)).map(occurrences)).toEqual([1]);
+  });
+
+  it('the verdict of a PackageSource with a 253-character name: a valid Event name in `default`', async () => {
+    const clock = new SettableClock(T0 + 250_000);
+    const ss = await start('surface-stalled', clock);
+    const psName = `${uniqueName('pks')}.${'a'.repeat(200)}`.slice(0, 240) + '.' + 'b'.repeat(12);
+    const ps = await createPackageSource(makePackageSource({ name: psName }), kc);
+    // The owner-name label (at most 63 bytes) cannot carry such a name: ownerReferences alone.
+    const manifest = makeArtifactGenerator({
+      owner: { name: psName, uid: ps.metadata?.uid ?? '' },
+      annotations: tracking(5, T0),
+    });
+    delete manifest.metadata?.labels?.[PACKAGESOURCE_LABEL];
+    const created = await createArtifactGenerator(manifest, kc);
+    const ag = await writeArtifactGeneratorStatus(
+      agRefOf(created),
+      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
+      kc,
+    );
+    expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0))).body).toEqual({
+      result: 'updated',
+    });
+    const psEvents = await psEventsOf(ps);
+    expect(psEvents.map((e) => `${e.type} ${e.reason}/${e.action}`)).toEqual([
+      'Warning SourceWatcherStalled/GiveUp',
+    ]);
+    expect(psEvents[0]?.metadata?.name.length).toBeLessThanOrEqual(253);
+  });
+
+  it('the verdict Events refused (403): the verdict is written all the same, one warn per request', async () => {
+    const clock = new SettableClock(T0 + 250_000);
+    const proxy = await startKubeProxy(kc, { tag: 'events-refused' });
+    try {
+      const logs: { level?: string; msg?: string; namespace?: string; statusCode?: number }[] = [];
+      const destination = { write: (line: string) => void logs.push(JSON.parse(line)) };
+      const deps = commonDeps({
+        kubeConfig: proxy.kubeConfig('refused'),
+        name: 'surface-stalled',
+        clock,
+        env: { POD_NAME: 'surface-stalled' },
+        logger: createLogger({ name: 'surface-stalled', level: 'debug', destination }),
+      });
+      const ss = await serve(createSurfaceStalledApp(deps));
+      servers.push(ss);
+      const refused = (ns?: string) =>
+        proxy.addFault({
+          kind: 'status',
+          status: 403,
+          match: {
+            clientTag: 'refused',
+            group: 'events.k8s.io',
+            resource: 'events',
+            verb: 'create',
+            ...(ns !== undefined ? { namespace: ns } : {}),
+          },
+        });
+      const stalledPair = async () => {
+        const name = uniqueName('pks');
+        const ps = await createPackageSource(makePackageSource({ name }), kc);
+        const ag = await createAgWithStatus(
+          kc,
+          { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
+          { name, owner: { name, uid: ps.metadata?.uid ?? '' }, annotations: tracking(5, T0) },
+        );
+        return { ps, ag };
+      };
+      const refusals = () =>
+        logs.filter((l) => l.msg === 'could not write Kubernetes Event').map((l) => l.level);
+
+      // Only the PackageSource's Event refused: the AG's is written, one warn naming `default`.
+      const onlyPs = refused('default');
+      const a = await stalledPair();
+      expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, a.ag, 5, T0))).body).toEqual({
+        result: 'updated',
+      });
+      expect((await eventsOf(a.ag)).map((e) => e.reason)).toEqual(['SourceWatcherStalled']);
+      expect(await psEventsOf(a.ps)).toEqual([]);
+      expect(refusals()).toEqual(['warn']);
+      expect(logs.find((l) => l.level === 'warn')).toMatchObject({
+        namespace: 'default',
+        statusCode: 403,
+      });
+      onlyPs.remove();
+
+      // Both refused: still 'updated'; one warn for the request, the other failure at debug.
+      logs.length = 0;
+      const all = refused();
+      const b = await stalledPair();
+      expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, b.ag, 5, T0))).body).toEqual({
+        result: 'updated',
+      });
+      expect(await eventsOf(b.ag)).toEqual([]);
+      expect(await psEventsOf(b.ps)).toEqual([]);
+      expect(refusals().sort()).toEqual(['debug', 'warn']);
+      expect(all.applied).toBe(2);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('the give-up of an AG with no PackageSource: the Event alone, no related object', async () => {
+    const clock = new SettableClock(T0 + 250_000);
+    const ss = await start('surface-stalled', clock);
+    const ag = await createAgWithStatus(
+      kc,
+      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
+      { annotations: tracking(5, T0) },
+    );
+    const answer = await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0));
+    expect(answer.body).toEqual({ result: 'no-owner' });
+    const events = await eventsOf(ag);
+    expect(events.map((e) => `${e.type} ${e.reason}/${e.action}`)).toEqual([
+      'Warning SourceWatcherStalled/GiveUp',
+    ]);
+    expect(events[0]?.related).toBeUndefined();
+    // An AG update is not the verdict: nothing new. detect asking again (a resync) is the same
+    // step: its series counts 2.
+    expect((await postEvent(ss.url, agResourceEvent(ag))).body).toEqual({ result: 'no-owner' });
+    expect((await eventsOf(ag)).map(occurrences)).toEqual([1]);
+    await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0));
+    expect((await eventsOf(ag)).map(occurrences)).toEqual([2]);
+  });
+
+  it("observe mode's would-force: SourceWatcherRecoveryWouldForce, Normal, nothing else written", async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const fd = await start('force-drift', clock, { RECOVERY_MODE: 'observe' });
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 0, T0))).body).toEqual({
+      result: 'observed',
+    });
+    const events = await eventsOf(ag);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      reason: 'SourceWatcherRecoveryWouldForce',
+      type: 'Normal',
+      action: 'ObserveForce',
+    });
+    expect(events[0]?.note).toMatch(/^observe mode: would force attempt 1\/5/);
+    expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
+      ag.metadata?.resourceVersion,
+    );
+  });
+
+  it('bad input never produces an Event', async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const fd = await start('force-drift', clock);
+    const ss = await start('surface-stalled', clock);
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    const ref = agRefOf(ag);
+    for (const [url, type] of [
+      [fd.url, ACTION_FORCE],
+      [ss.url, ACTION_STALLED],
+    ] as const) {
+      for (const data of [
+        { ...ref },
+        { ...ref, resourceVersion: 1, attempts: 0, decidedAt: 'x' },
+        {
+          ...ref,
+          name: 'Not_A_Name',
+          resourceVersion: '1',
+          attempts: 0,
+          decidedAt: formatTimeNano(T0),
+        },
+      ]) {
+        expect((await postEvent(url, cloudEvent({ type, data }))).status).toBe(400);
+      }
+    }
+    expect(await eventsOf(ag)).toEqual([]);
+  });
+});
+
+describe('Events: two replicas racing', () => {
+  let replicas: { fd: Started[]; ss: Started[]; clock: SettableClock };
+
+  beforeAll(async () => {
+    const clock = new SettableClock(T0);
+    replicas = {
+      clock,
+      fd: [
+        await start('force-drift', clock, { POD_NAME: 'force-drift-a' }),
+        await start('force-drift', clock, { POD_NAME: 'force-drift-b' }),
+      ],
+      ss: [
+        await start('surface-stalled', clock, { POD_NAME: 'surface-stalled-a' }),
+        await start('surface-stalled', clock, { POD_NAME: 'surface-stalled-b' }),
+      ],
+    };
+  });
+
+  /** Every replica gets the event `copies` times, all at once (duplicated delivery). */
+  async function race(urls: string[], event: () => ReturnType<typeof actionEvent>, copies = 3) {
+    await Promise.all(
+      urls.flatMap((url) => Array.from({ length: copies }, () => postEvent(url, event()))),
+    );
+  }
+
+  it('a whole cycle (5 forces, the verdict, the late recovery): one Event object per step, no storm', async () => {
+    const { clock, fd, ss } = replicas;
+    const name = uniqueName('pks');
+    const ps = await createPackageSource(makePackageSource({ name }), kc);
+    clock.t = T0 + 31_000;
+    let ag = await createAgWithStatus(kc, stuckStatus(T0), {
+      name,
+      owner: { name, uid: ps.metadata?.uid ?? '' },
+    });
+    const backoffs = [30_000, 60_000, 120_000, 240_000];
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      ag = await getArtifactGenerator(agRefOf(ag), kc);
+      await race(
+        fd.map((s) => s.url),
+        () => actionEvent(ACTION_FORCE, ag, attempt - 1, clock.now()),
+      );
+      clock.advance((backoffs[attempt - 1] ?? 240_000) + 1000);
+    }
+    ag = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('5');
+    await race(
+      ss.map((s) => s.url),
+      () => actionEvent(ACTION_STALLED, ag, 5, clock.now()),
+    );
+    // source-watcher heals it late: Ready=True; detect asks for the tracking to be cleared.
+    clock.advance(60_000);
+    ag = await writeArtifactGeneratorStatus(agRefOf(ag), healthyStatus(clock.now()), kc);
+    await race(
+      fd.map((s) => s.url),
+      () => actionEvent(ACTION_CLEAR_TRACKING, ag, 5, clock.now()),
+    );
+
+    const events = await eventsOf(ag);
+    const summary = events
+      .map((e) => {
+        const what = e.action === 'Force' ? ` ${e.note.split(':')[0]}` : '';
+        return `${e.reason}/${e.action}${what} x${occurrences(e)}`;
+      })
+      .sort();
+    expect(summary).toEqual(
+      [
+        ...[1, 2, 3, 4, 5].map((n) => `SourceWatcherRecoveryForced/Force attempt ${n}/5 x1`),
+        'SourceWatcherStalled/GiveUp x1',
+        'SourceWatcherRecovered/ClearTracking x1',
+      ].sort(),
+    );
+    // The verdict regarding the PackageSource, in `default`: exactly one object; its series
+    // counts the repeats of the verdict that reached the Event write.
+    const psEvents = await psEventsOf(ps);
+    expect(psEvents.map((e) => `${e.reason}/${e.action}`)).toEqual(['SourceWatcherStalled/GiveUp']);
+    const psVerdict = psEvents[0]!;
+    const agVerdict = events.find((e) => e.reason === 'SourceWatcherStalled')!;
+    expect(occurrences(psVerdict)).toBe(occurrences(agVerdict));
+    const objects = events.length + psEvents.length;
+    const total = [...events, ...psEvents].reduce((n, e) => n + occurrences(e), 0);
+    expect(objects).toBeLessThanOrEqual(maxEventObjectsPerCycle(5));
+    console.log(
+      `[events] two replicas x 3 deliveries, one cycle: ${objects} Event objects ` +
+        `(${events.length} on the AG, ${psEvents.length} on the PackageSource, verdict ` +
+        `x${occurrences(psVerdict)}), ${total} occurrences (bound ${maxEventObjectsPerCycle(5)})`,
+    );
+  });
+
+  it('observe mode: repeats of the same would-force aggregate into one Event, counted in its series', async () => {
+    const clock = new SettableClock(T0 + 31_000);
+    const observers = [
+      await start('force-drift', clock, { RECOVERY_MODE: 'observe', POD_NAME: 'observe-a' }),
+      await start('force-drift', clock, { RECOVERY_MODE: 'observe', POD_NAME: 'observe-b' }),
+    ];
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    await race(
+      observers.map((s) => s.url),
+      () => actionEvent(ACTION_FORCE, ag, 0, T0),
+    );
+    let events = await eventsOf(ag);
+    expect(events).toHaveLength(1);
+    // Six reports at once: one create, five AlreadyExists racing for the series (a bump that
+    // loses the precondition three times is dropped: best effort).
+    const raced = occurrences(events[0]!);
+    expect(raced).toBeGreaterThanOrEqual(2);
+    expect(raced).toBeLessThanOrEqual(6);
+    // A resync later: still the same stall, still the same object; one replica after the other.
+    clock.advance(5 * 60_000);
+    for (const s of observers) await postEvent(s.url, actionEvent(ACTION_FORCE, ag, 0, T0));
+    events = await eventsOf(ag);
+    expect(events).toHaveLength(1);
+    const e = events[0];
+    expect(e?.reason).toBe('SourceWatcherRecoveryWouldForce');
+    expect(e?.series?.count).toBe(raced + 2);
+    expect(e?.series?.lastObservedTime).toMatch(MICRO_TIME);
+    console.log(
+      `[events] observe, two replicas: 6 concurrent then 2 sequential reports -> ` +
+        `${events.length} Event object, series count ${e?.series?.count}`,
+    );
+  });
+});
