@@ -222,19 +222,7 @@ export function buildPackageSourceEvent(
   }
   const c = packageSourceStepContent(step, ag);
   return {
-    apiVersion: EVENTS_API_VERSION,
-    kind: 'Event',
-    metadata: {
-      name: eventName({ name, uid }, c.reason, c.action, c.stamp),
-      namespace: CLUSTER_SCOPED_EVENTS_NAMESPACE,
-    },
-    eventTime: formatTimeMicro(now),
-    reportingController: REPORTING_CONTROLLER,
-    reportingInstance: reportingInstance.slice(0, REPORTING_INSTANCE_MAX),
-    action: c.action,
-    reason: c.reason,
-    note: capNote(c.note),
-    type: c.type,
+    ...eventOf(c, { name, uid }, CLUSTER_SCOPED_EVENTS_NAMESPACE, reportingInstance, now),
     regarding: { apiVersion: PS_API_VERSION, kind: PS_KIND, name, uid },
     related: {
       apiVersion: AG_API_VERSION,
@@ -243,6 +231,28 @@ export function buildPackageSourceEvent(
       name: ag.name,
       uid: ag.uid,
     },
+  };
+}
+
+/** What every Event of ours has: its name (from the regarded object), time, reporter and content. */
+function eventOf(
+  c: StepContent,
+  regarded: { name: string; uid: string },
+  namespace: string,
+  reportingInstance: string,
+  now: number,
+): Omit<KubeEvent, 'regarding'> {
+  return {
+    apiVersion: EVENTS_API_VERSION,
+    kind: 'Event',
+    metadata: { name: eventName(regarded, c.reason, c.action, c.stamp), namespace },
+    eventTime: formatTimeMicro(now),
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance: reportingInstance.slice(0, REPORTING_INSTANCE_MAX),
+    action: c.action,
+    reason: c.reason,
+    note: capNote(c.note),
+    type: c.type,
   };
 }
 
@@ -255,19 +265,7 @@ export function buildEvent(
 ): KubeEvent {
   const c = stepContent(step, subject);
   const event: KubeEvent = {
-    apiVersion: EVENTS_API_VERSION,
-    kind: 'Event',
-    metadata: {
-      name: eventName(subject, c.reason, c.action, c.stamp),
-      namespace: subject.namespace,
-    },
-    eventTime: formatTimeMicro(now),
-    reportingController: REPORTING_CONTROLLER,
-    reportingInstance: reportingInstance.slice(0, REPORTING_INSTANCE_MAX),
-    action: c.action,
-    reason: c.reason,
-    note: capNote(c.note),
-    type: c.type,
+    ...eventOf(c, subject, subject.namespace, reportingInstance, now),
     regarding: {
       apiVersion: AG_API_VERSION,
       kind: AG_KIND,

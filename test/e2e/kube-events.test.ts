@@ -7,18 +7,12 @@ import { REPORTING_CONTROLLER } from '../../shared/core/index.js';
 import { getArtifactGenerator } from '../support/apiserver.js';
 import { describeEvents, listEventsAbout, occurrences } from '../support/kube-events.js';
 import {
-  loadRbacRules,
-  RECOVERY_NAMESPACE,
-  renderKustomize,
-  rulesAllowing,
-} from '../support/manifests.js';
-import { CLIENTS, requestOf } from '../support/rbac-calls.js';
-import {
   MINUTE,
   createPair,
   kc,
   readPackageSource,
   report,
+  startObserveSystem,
   startSystem,
   wallClock,
   type Pair,
@@ -152,22 +146,7 @@ describe('e2e: Kubernetes Events of the recovery', () => {
 
   it('observe mode (observe overlay RBAC enforced): one would-force Event, its repeats in the series', async () => {
     const wall = wallClock();
-    const system = await startSystem({
-      env: {
-        RECOVERY_MODE: 'observe',
-        RECOVERY_EARLY_DETECTION: 'off',
-        RECOVERY_GRACE_PERIOD: '30s',
-      },
-    });
-    const observeObjects = renderKustomize('knative/overlays/observe');
-    for (const [tag, serviceAccount] of CLIENTS) {
-      const rules = loadRbacRules(serviceAccount, observeObjects, RECOVERY_NAMESPACE);
-      system.proxy.addFault({
-        kind: 'status',
-        status: 403,
-        match: { clientTag: tag, where: (c) => rulesAllowing(rules, requestOf(c)).length === 0 },
-      });
-    }
+    const system = await startObserveSystem();
     const pair = await createPair(system, { lose: {}, prefix: 'ev-observe' });
     await system.advance(12 * MINUTE);
 

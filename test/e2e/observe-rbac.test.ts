@@ -7,13 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { ACTION_FORCE } from '../../shared/core/events.js';
 import { MERGE_PATCH } from '../support/apiserver.js';
-import { CLIENTS, requestOf } from '../support/rbac-calls.js';
-import {
-  loadRbacRules,
-  renderKustomize,
-  rulesAllowing,
-  RECOVERY_NAMESPACE,
-} from '../support/manifests.js';
+import { CLIENTS } from '../support/rbac-calls.js';
 import {
   MINUTE,
   createPair,
@@ -22,7 +16,7 @@ import {
   readPackageSource,
   readyCondition,
   report,
-  startSystem,
+  startObserveSystem,
   trackingCleared,
   wallClock,
 } from './scenario-kit.js';
@@ -32,23 +26,7 @@ describe('e2e: observe mode under the observe overlay RBAC', () => {
     const wall = wallClock();
     // The time rule (early detection off) is what makes detect arm its alarm here: the signal would
     // ask for a force at the lost write itself, and in observe mode nothing follows that needs one.
-    const system = await startSystem({
-      env: {
-        RECOVERY_MODE: 'observe',
-        RECOVERY_EARLY_DETECTION: 'off',
-        RECOVERY_GRACE_PERIOD: '30s',
-      },
-      logLevel: 'info',
-    });
-    const observeObjects = renderKustomize('knative/overlays/observe');
-    for (const [tag, serviceAccount] of CLIENTS) {
-      const rules = loadRbacRules(serviceAccount, observeObjects, RECOVERY_NAMESPACE);
-      system.proxy.addFault({
-        kind: 'status',
-        status: 403,
-        match: { clientTag: tag, where: (c) => rulesAllowing(rules, requestOf(c)).length === 0 },
-      });
-    }
+    const system = await startObserveSystem({ logLevel: 'info' });
     const stuck = await createPair(system, { lose: {}, prefix: 'observed' });
     const healthy = await createPair(system, { prefix: 'healthy' });
     // The enforcement bites: as force-drift, a patch of an AG is refused.

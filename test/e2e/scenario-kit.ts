@@ -3,6 +3,13 @@
 // faults set before source-watcher first sees them, and reads of the state of the world.
 
 import { afterEach, expect, inject } from 'vitest';
+import {
+  loadRbacRules,
+  renderKustomize,
+  rulesAllowing,
+  RECOVERY_NAMESPACE,
+} from '../support/manifests.js';
+import { CLIENTS, requestOf } from '../support/rbac-calls.js';
 import type { LossRule } from '../harness/source-watcher-sim/index.js';
 import { createSystem, type System, type SystemOptions } from '../harness/system.js';
 import {
@@ -69,6 +76,34 @@ afterEach(async () => {
  * Deletes every AG and the alarm (other files leave them), then starts a system on the test
  * server. `keepWorld` skips the clean-up (for AGs made before the install).
  */
+/**
+ * Observe mode on the time rule (early detection off, the reference's 30 s grace), with every
+ * client held to the rules of knative/overlays/observe by the recording proxy: a call no rule
+ * allows gets 403 Forbidden, as the API server would answer.
+ */
+export async function startObserveSystem(
+  opts: Pick<SystemOptions, 'logLevel'> = {},
+): Promise<System> {
+  const system = await startSystem({
+    env: {
+      RECOVERY_MODE: 'observe',
+      RECOVERY_EARLY_DETECTION: 'off',
+      RECOVERY_GRACE_PERIOD: '30s',
+    },
+    ...opts,
+  });
+  const observeObjects = renderKustomize('knative/overlays/observe');
+  for (const [tag, serviceAccount] of CLIENTS) {
+    const rules = loadRbacRules(serviceAccount, observeObjects, RECOVERY_NAMESPACE);
+    system.proxy.addFault({
+      kind: 'status',
+      status: 403,
+      match: { clientTag: tag, where: (c) => rulesAllowing(rules, requestOf(c)).length === 0 },
+    });
+  }
+  return system;
+}
+
 export async function startSystem(
   opts: Omit<SystemOptions, 'kubeConfig' | 'serviceAccountTokens'> = {},
   { keepWorld = false }: { keepWorld?: boolean } = {},
