@@ -52,8 +52,14 @@ export interface RawKube {
 
 export function createRawKube(kc: KubeConfig): RawKube {
   const send: Send = createTransport(kc, 30_000);
-  const call = async <T>(req: HttpRequest, okStatuses: number[] = [200, 201]): Promise<T> => {
-    const out = await send(req);
+  // A deletecollection of thousands of AGs takes the API server minutes on a loaded machine.
+  const sendSlow: Send = createTransport(kc, 600_000);
+  const call = async <T>(
+    req: HttpRequest,
+    okStatuses: number[] = [200, 201],
+    via: Send = send,
+  ): Promise<T> => {
+    const out = await via(req);
     if (out.kind !== 'response') {
       throw new Error(`${req.method} ${req.path}: ${out.kind} failure`);
     }
@@ -138,7 +144,7 @@ export function createRawKube(kc: KubeConfig): RawKube {
     getAg: (namespace, name) => call({ method: 'GET', path: `${agBase(namespace)}/${name}` }),
     getPackageSource: (name) => call({ method: 'GET', path: `${psBase}/${name}` }),
     deleteAllAgs: async (namespace) => {
-      await call({ method: 'DELETE', path: agBase(namespace) });
+      await call({ method: 'DELETE', path: agBase(namespace) }, [200], sendSlow);
     },
     deletePackageSource: async (name) => {
       await call({ method: 'DELETE', path: `${psBase}/${name}` }, [200, 202, 404]);
