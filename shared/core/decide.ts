@@ -3,6 +3,7 @@
 import { backoffFor } from './backoff.js';
 import type { RecoveryConfig } from './config.js';
 import { gateReason, type GateReason } from './gate.js';
+import { cycleEnded } from './cycle.js';
 import { NO_SIGNALS, type Signals } from './lost-write.js';
 import { isNonEmptyString, ownValue } from './plain.js';
 import { parseTime } from './time.js';
@@ -72,7 +73,11 @@ export function decide(
 
   const tracking = readTracking(ag, now, cfg);
   const gate = gateReason(ag, now, cfg, signals);
-  if (gate === null) return { kind: 'healthy', clearTracking: tracking.present };
+  if (gate === null) {
+    // Only an honest condition ends the cycle; a young honest failure keeps the count
+    // (docs/adr/0042-recovery-cycle-end.md).
+    return { kind: 'healthy', clearTracking: tracking.present && cycleEnded(ag, now, cfg) };
+  }
 
   const { attempts, lastRecoveryAt } = tracking;
   const step = decideRecovery(attempts, lastRecoveryAt, now, cfg);

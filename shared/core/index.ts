@@ -11,6 +11,7 @@ export * from './backoff.js';
 export * from './stuck.js';
 export * from './lost-write.js';
 export * from './gate.js';
+export * from './cycle.js';
 export * from './decide.js';
 export * from './force-plan.js';
 export * from './packagesource.js';

@@ -1,6 +1,7 @@
 // When an AG must be looked at again if no event arrives: exact follow-ups instead of polling.
 
 import type { RecoveryConfig } from './config.js';
+import { honestFailureSettlesAt } from './cycle.js';
 import { decide, forceUnfinished, RESUME_SETTLE_MS, type Decision } from './decide.js';
 import { hasOutputs, pendingSince } from './stuck.js';
 import { readTracking } from './tracking.js';
@@ -26,6 +27,11 @@ export function nextCheckAt(
     case 'resume':
       return now;
     case 'healthy': {
+      if (!decision.clearTracking && readTracking(ag, now, cfg).present) {
+        // A young honest failure after a force: look again when it has stayed (the cycle ends).
+        const settlesAt = honestFailureSettlesAt(ag, now, cfg);
+        if (settlesAt !== null && settlesAt > now) return settlesAt;
+      }
       if (!hasOutputs(ag)) return null;
       const since = pendingSince(ag);
       if (typeof since !== 'number') return null;

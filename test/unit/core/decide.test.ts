@@ -49,6 +49,30 @@ describe('decide: reset only on an honest Ready', () => {
       { kind: 'healthy', clearTracking: true },
     ],
     [
+      'young upstream False with tracking (inside the first backoff) -> keep the count',
+      makeAg({ ready: buildFailed(NOW - 10 * SEC), attempts: '3', last: NOW - MIN }),
+      { kind: 'healthy', clearTracking: false },
+    ],
+    [
+      'upstream False exactly one backoff old -> clear',
+      makeAg({ ready: buildFailed(NOW - 30 * SEC), attempts: '3', last: NOW - MIN }),
+      { kind: 'healthy', clearTracking: true },
+    ],
+    [
+      'upstream False with an unreadable time -> clear at once',
+      makeAg({
+        ready: { ...buildFailed(NOW), lastTransitionTime: 'yesterday' },
+        attempts: '3',
+        last: NOW - MIN,
+      }),
+      { kind: 'healthy', clearTracking: true },
+    ],
+    [
+      'upstream False stamped beyond the clock-skew allowance -> clear at once',
+      makeAg({ ready: buildFailed(NOW + 2 * MIN), attempts: '3', last: NOW - MIN }),
+      { kind: 'healthy', clearTracking: true },
+    ],
+    [
       'Ready True, junk tracking -> clear',
       makeAg({ ready: succeeded(NOW - MIN), attempts: 'junk' }),
       { kind: 'healthy', clearTracking: true },

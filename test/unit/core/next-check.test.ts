@@ -44,6 +44,18 @@ describe('nextCheckAt', () => {
       STALL + 10 * SEC,
       null,
     ],
+    [
+      'young honest failure with tracking: when it has stayed one backoff',
+      makeAg({ ready: buildFailed(T - 10 * SEC), attempts: '3', last: T - MIN }),
+      T,
+      T + 20 * SEC,
+    ],
+    [
+      'honest failure that stayed: nothing pending once cleared',
+      makeAg({ ready: buildFailed(T - MIN) }),
+      T,
+      null,
+    ],
     ['stuck: force now', makeAg(), STALL + MIN, STALL + MIN],
     ['backoff 1', forced(1, T - 10 * SEC), T, T + 20 * SEC],
     ['backoff 2', forced(2, T - 10 * SEC), T, T + 50 * SEC],

@@ -20,9 +20,17 @@ import {
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
 import { makeAg, makePs, progressing, STALL, succeeded } from './fixtures.js';
+import { formatTimeSeconds } from '../../../shared/core/index.js';
 
-/** How source-watcher reacts to a completed force: not at all, a lost verdict again, or honestly. */
-export type SwAnswer = 'none' | 'progressing' | 'true';
+/**
+ * How source-watcher reacts to a completed force: not at all, a lost verdict again, honestly, or
+ * (under API-server overload) an honest failure whose rate-limited retry 750 ms later loses its
+ * verdict again.
+ */
+export type SwAnswer = 'none' | 'progressing' | 'true' | 'fail-then-stall';
+
+/** Flux's controller rate limiter: the first retry after a failed reconcile. */
+export const SW_RETRY_MS = 750;
 /** Which of a force's writes are lost: none, the final requestedAt, or marker and requestedAt. */
 export type WriteLoss = 'ok' | 'lose-requested-at' | 'lose-marker-and-requested-at';
 
@@ -78,11 +86,16 @@ export function simulate(s: Scenario): Run {
 
     if (sw !== null && sw.at === now) {
       const generation = ag.metadata?.generation ?? 1;
+      const answer = sw.answer;
       const ready =
-        sw.answer === 'true' ? succeeded(now, generation) : progressing(now, generation);
-      honest = sw.answer === 'true';
+        answer === 'true'
+          ? succeeded(now, generation)
+          : answer === 'fail-then-stall'
+            ? reconciliationFailed(now, generation)
+            : progressing(now, generation);
+      honest = answer === 'true' || answer === 'fail-then-stall';
       ag = withConditions(ag, replaceCondition(ag.status?.conditions, ready));
-      sw = null;
+      sw = answer === 'fail-then-stall' ? { at: now + SW_RETRY_MS, answer: 'progressing' } : null;
     }
 
     const seen = ag;
@@ -164,5 +177,17 @@ function withPsReady(ps: PackageSource, ready: Condition): PackageSource {
   return {
     ...ps,
     status: { ...ps.status, conditions: replaceCondition(ps.status?.conditions, ready) },
+  };
+}
+
+/** The honest failure source-watcher writes when its own API requests fail. */
+function reconciliationFailed(at: number, generation: number): Condition {
+  return {
+    type: 'Ready',
+    status: 'False',
+    reason: 'ReconciliationFailed',
+    message: 'etcdserver: request timed out',
+    lastTransitionTime: formatTimeSeconds(at),
+    observedGeneration: generation,
   };
 }

@@ -12,7 +12,13 @@ import {
   type RecoveryMode,
 } from '../../../shared/core/index.js';
 import { CFG, MIN, SEC, STALL } from './fixtures.js';
-import { simulate, type Scenario, type SwAnswer, type WriteLoss } from './timeline-sim.js';
+import {
+  simulate,
+  SW_RETRY_MS,
+  type Scenario,
+  type SwAnswer,
+  type WriteLoss,
+} from './timeline-sim.js';
 
 const cfgArb: fc.Arbitrary<RecoveryConfig> = fc.oneof(
   fc.constant(CFG),
@@ -94,6 +100,41 @@ describe('timeline properties (one AG, random events and source-watcher answers)
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('(5) an honest failure followed at once by a new stall keeps the count: the verdict stays within the bound from the first stall', () => {
+    fc.assert(
+      fc.property(scenarioArb(['none', 'progressing', 'fail-then-stall']), (s) => {
+        // The failure counts as staying after the first backoff window, from its lastTransitionTime
+        // (whole seconds, so up to 1 s early): a window shorter than source-watcher's first retry
+        // ends the cycle before the retry, by design (ADR 0042).
+        fc.pre(s.cfg.backoffInitialMs > SW_RETRY_MS + SEC);
+        const run = simulate(s);
+        expect(run.giveUpAt).not.toBeNull();
+        expect(run.giveUpAt ?? Infinity).toBeLessThanOrEqual(giveUpBound(s.cfg));
+        expect(run.forces.map((f) => f.attempt)).toEqual(
+          Array.from({ length: s.cfg.maxAttempts }, (_, i) => i + 1),
+        );
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('the storm case of issue 19: force 3 ends in ReconciliationFailed, the retry stalls again 750 ms later, and force 4 is attempt 4 (not a new attempt 1)', () => {
+    const cfg = DEFAULT_RECOVERY_CONFIG;
+    const run = simulate({
+      cfg,
+      answers: [
+        { answer: 'progressing', delayMs: 200 },
+        { answer: 'progressing', delayMs: 200 },
+        { answer: 'fail-then-stall', delayMs: 300 },
+        { answer: 'none', delayMs: 0 },
+      ],
+      losses: [],
+      extraEventsMs: [],
+    });
+    expect(run.forces.map((f) => f.attempt)).toEqual([1, 2, 3, 4, 5]);
+    expect(run.giveUpAt).toBe(STALL + 14 * MIN + 1);
   });
 
   it('with the product defaults, no signal and no answer, the verdict lands at stall + 14 min, inside the 15-minute HelmRelease budget', () => {
