@@ -1,12 +1,14 @@
 import type { Express } from 'express';
 import { createFunctionApp } from '../../shared/runtime/function-app.js';
-import type { DetectDeps } from './deps.js';
+import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
+import type { DetectDeps, DetectRuntime } from './deps.js';
 import { handleDetect } from './handler.js';
 
 export function createApp(deps: DetectDeps, opts: { isReady?: () => boolean } = {}): Express {
+  const runtime: DetectRuntime = { ...deps, notices: createHistoryNotices() };
   return createFunctionApp({
     logger: deps.logger,
-    handle: (event, log) => handleDetect(event, log, deps),
+    handle: (event, log) => handleDetect(event, log, runtime),
     ...(opts.isReady ? { isReady: opts.isReady } : {}),
   });
 }

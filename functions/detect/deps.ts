@@ -3,6 +3,7 @@ import type { Emitter } from '../../shared/runtime/broker-emitter.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
+import type { HistoryNotices } from '../../shared/runtime/history-notices.js';
 
 /** Exact follow-ups without timers: detect programs a PingSource to fire when an AG is due. */
 export interface FollowUps {
@@ -19,4 +20,9 @@ export interface DetectDeps {
   readonly config: FunctionConfig;
   readonly emitter: Emitter;
   readonly followUps: FollowUps;
+}
+
+/** What createApp adds to the deps for the life of the process. */
+export interface DetectRuntime extends DetectDeps {
+  readonly notices: HistoryNotices;
 }

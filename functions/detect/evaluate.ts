@@ -4,10 +4,8 @@
 import {
   decide,
   historyCouldHelp,
-  LOST_WRITE,
   NO_SIGNALS,
   nextCheckAt,
-  outputsMovedWhileUnknown,
   readTracking,
   type Decision,
   type Signals,
@@ -77,37 +75,6 @@ export function wantsHistory(
   return (
     evaluation.decision.kind === 'healthy' && historyCouldHelp(ag, deps.config.recovery, false)
   );
-}
-
-/**
- * One read of the AG's previous version, compared with the AG: the lost-write signal, or none.
- * History the API server no longer has (or an AG without a resourceVersion) gives no signal; the
- * time rule stays the fallback. Other API errors are thrown.
- */
-export async function readSignals(
-  ag: ArtifactGenerator,
-  deps: DetectDeps,
-  log: Logger,
-): Promise<Signals> {
-  const meta = ag.metadata ?? {};
-  const rv = meta.resourceVersion;
-  if (rv === undefined || rv === '' || meta.namespace === undefined || meta.name === undefined) {
-    return NO_SIGNALS;
-  }
-  const previous = await deps.kube.getArtifactGeneratorBefore(
-    { namespace: meta.namespace, name: meta.name },
-    rv,
-  );
-  if (previous.kind === 'unavailable') {
-    log.debug({ resourceVersion: rv, why: previous.why }, 'no history for the lost-write signal');
-    return NO_SIGNALS;
-  }
-  if (previous.kind === 'absent' || !outputsMovedWhileUnknown(previous.ag, ag)) return NO_SIGNALS;
-  log.info(
-    { resourceVersion: rv, previousResourceVersion: previous.ag.metadata?.resourceVersion },
-    'lost Ready write detected',
-  );
-  return LOST_WRITE;
 }
 
 /** Emits the evaluation's action event, if any. Throws EmitError when the Broker refuses it. */

@@ -24,14 +24,15 @@ import {
 } from '../../shared/runtime/outcome.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
-import type { DetectDeps } from './deps.js';
-import { emitAction, evaluate, readSignals, wantsHistory } from './evaluate.js';
+import { readLostWriteSignal } from '../../shared/runtime/ag-history.js';
+import type { DetectRuntime } from './deps.js';
+import { emitAction, evaluate, wantsHistory } from './evaluate.js';
 import { sweep } from './sweep.js';
 
 export async function handleDetect(
   event: IncomingEvent,
   log: Logger,
-  deps: DetectDeps,
+  deps: DetectRuntime,
 ): Promise<Outcome> {
   switch (event.type) {
     case APISERVER_ADD:
@@ -54,7 +55,7 @@ export async function handleDetect(
 async function onObjectEvent(
   event: IncomingEvent,
   log: Logger,
-  deps: DetectDeps,
+  deps: DetectRuntime,
 ): Promise<Outcome> {
   const kind = agEventKind(event);
   if (kind === 'other') return ignored('other-kind');
@@ -66,7 +67,11 @@ async function onObjectEvent(
   return onArtifactGenerator(parsed.ag, log, deps);
 }
 
-async function onRefEvent(event: IncomingEvent, log: Logger, deps: DetectDeps): Promise<Outcome> {
+async function onRefEvent(
+  event: IncomingEvent,
+  log: Logger,
+  deps: DetectRuntime,
+): Promise<Outcome> {
   if (agEventKind(event) === 'other') return ignored('other-kind');
   const ref = refFromEventData(event.data);
   if (ref === undefined) {
@@ -86,19 +91,21 @@ async function onRefEvent(event: IncomingEvent, log: Logger, deps: DetectDeps): 
 async function onArtifactGenerator(
   ag: ArtifactGenerator,
   log: Logger,
-  deps: DetectDeps,
+  deps: DetectRuntime,
 ): Promise<Outcome> {
   const now = deps.clock.now();
   let evaluation = evaluate(ag, now, deps);
+  // Set when the history read failed transiently: the decision goes on without the signal (the
+  // time rule, its follow-up armed), and only the answer asks for a redelivery that may see it.
+  let historyTrouble = false;
   if (wantsHistory(ag, evaluation, deps)) {
     // Outputs saved and Ready Unknown: an honest build in progress, or a lost Ready write. The
-    // AG's previous version tells them apart (one read); API trouble here is a redelivery.
-    const signals = await readSignals(
-      ag,
-      deps,
-      log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name }),
-    );
-    if (signals.lostWrite) evaluation = evaluate(ag, now, deps, signals);
+    // AG's previous version tells them apart (one read).
+    const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
+    const reading = await readLostWriteSignal(deps.kube, ag, agLog);
+    deps.notices.note(reading, agLog);
+    if (reading.signals.lostWrite) evaluation = evaluate(ag, now, deps, reading.signals);
+    historyTrouble = reading.gap === 'transient';
   }
   if (evaluation.action === undefined && evaluation.nextCheck === null) {
     // The no-op path: no API call, no emit, no child logger.
@@ -110,7 +117,7 @@ async function onArtifactGenerator(
       },
       'nothing to do',
     );
-    return handled(evaluation.decision.kind);
+    return historyTrouble ? retryLater('history') : handled(evaluation.decision.kind);
   }
   const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
   await emitAction(ag, evaluation, now, deps, agLog);
@@ -123,5 +130,5 @@ async function onArtifactGenerator(
       if (isKubeError(e, 'Transient') || isKubeError(e, 'Conflict')) return retryLater('follow-up');
     }
   }
-  return handled(evaluation.decision.kind);
+  return historyTrouble ? retryLater('history') : handled(evaluation.decision.kind);
 }

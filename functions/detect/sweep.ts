@@ -1,53 +1,103 @@
 // The sweep: list every AG page by page (not from the watch cache, which ignores `limit`), evaluate
 // each like an update, emit the due actions, then program the follow-up alarm to the earliest due
 // time (or remove it when nothing is due).
+//
+// Bounded under a degraded API server (docs/adr/0014-early-detection.md, docs/operations.md):
+// - no list page, history read or emit starts after `sweepBudgetMs` (150 s): the sweep then ends
+//   incomplete, arms the alarm no later than the earliest due time it saw, and answers 503 so the
+//   Broker redelivers the ping;
+// - history reads are a bonus, never the cost of the sweep: at most SWEEP_HISTORY_MAX_READS, none
+//   after a fifth of the budget, and none after the first one that failed transiently (the time
+//   rule covers those AGs); every page is still evaluated;
+// - the clock is read per page, so a slow sweep does not decide with a stale `now`.
 
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import type { ListPage } from '../../shared/kube/port.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
 import { EmitError } from '../../shared/runtime/outcome.js';
-import type { DetectDeps } from './deps.js';
+import { readLostWriteSignal, type HistoryReading } from '../../shared/runtime/ag-history.js';
+import { NO_SIGNALS } from '../../shared/core/index.js';
+import type { DetectRuntime } from './deps.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import { errorSummary } from '../../shared/runtime/function-app.js';
-import { emitAction, evaluate, readSignals, wantsHistory, type Evaluation } from './evaluate.js';
+import { emitAction, evaluate, wantsHistory, type Evaluation } from './evaluate.js';
 
 export const SWEEP_PAGE_SIZE = 500;
+/** History reads per sweep at the most. */
+export const SWEEP_HISTORY_MAX_READS = 100;
+/** History reads stop after this share of the sweep's budget. */
+export const SWEEP_HISTORY_BUDGET_SHARE = 0.2;
 
-export async function sweep(log: Logger, deps: DetectDeps): Promise<Outcome> {
-  const now = deps.clock.now();
+const SKIPPED: HistoryReading = Object.freeze({ signals: NO_SIGNALS, gap: 'skipped' });
+
+/** What one sweep has spent so far. */
+interface Spend {
+  readonly startedAt: number;
+  historyReads: number;
+  /** A history read failed transiently: the rest of this sweep skips history. */
+  historyTrouble: boolean;
+}
+
+export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> {
+  const budgetMs = deps.config.sweepBudgetMs;
+  const spend: Spend = { startedAt: deps.clock.now(), historyReads: 0, historyTrouble: false };
+  const elapsed = (): number => deps.clock.now() - spend.startedAt;
   let earliest: number | null = null;
   let listed = 0;
   let emitted = 0;
   let emitFailures = 0;
+  let emitsSkipped = 0;
+  let incomplete: 'budget' | 'list-failed' | undefined;
   let continueToken: string | undefined;
   do {
+    if (elapsed() >= budgetMs) {
+      incomplete = 'budget';
+      break;
+    }
     // One page at a time: a request for the next page made while this one is evaluated competed
     // with the API server for the same CPUs and made the sweep slower, not faster (P6, ADR 0027).
-    const page: ListPage<ArtifactGenerator> = await deps.kube.listArtifactGenerators({
-      limit: SWEEP_PAGE_SIZE,
-      ...(continueToken !== undefined ? { continueToken } : {}),
-    });
+    let page: ListPage<ArtifactGenerator>;
+    try {
+      page = await deps.kube.listArtifactGenerators({
+        limit: SWEEP_PAGE_SIZE,
+        ...(continueToken !== undefined ? { continueToken } : {}),
+      });
+    } catch (e) {
+      if (!isKubeError(e)) throw e;
+      log.warn({ err: errorSummary(e), listed }, 'sweep list failed');
+      incomplete = 'list-failed';
+      break;
+    }
     continueToken = page.continueToken;
+    const now = deps.clock.now();
     for (const ag of page.items) {
       listed++;
       let evaluation: Evaluation = evaluate(ag, now, deps);
       if (wantsHistory(ag, evaluation, deps)) {
         // A stall whose event was lost: its history may still show the lost write.
         const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
-        try {
-          const signals = await readSignals(ag, deps, agLog);
-          if (signals.lostWrite) evaluation = evaluate(ag, now, deps, signals);
-        } catch (e) {
-          if (!isKubeError(e)) throw e;
-          // The time rule still covers this AG; one failed read does not fail the sweep.
-          agLog.warn({ err: errorSummary(e) }, 'history read failed');
+        if (historyAllowed(spend, elapsed(), budgetMs)) {
+          spend.historyReads++;
+          const reading = await readLostWriteSignal(deps.kube, ag, agLog);
+          deps.notices.note(reading, agLog);
+          if (reading.gap === 'transient') spend.historyTrouble = true;
+          if (reading.signals.lostWrite) evaluation = evaluate(ag, now, deps, reading.signals);
+        } else {
+          deps.notices.note(SKIPPED, agLog);
         }
       }
       if (evaluation.nextCheck !== null && (earliest === null || evaluation.nextCheck < earliest)) {
         earliest = evaluation.nextCheck;
       }
       if (evaluation.action === undefined) continue;
+      if (elapsed() >= budgetMs) {
+        // Past the budget: the rest of this page is still evaluated (no I/O, it gives the alarm
+        // its earliest due time), but nothing more is sent.
+        incomplete = 'budget';
+        emitsSkipped++;
+        continue;
+      }
       try {
         await emitAction(
           ag,
@@ -62,9 +112,40 @@ export async function sweep(log: Logger, deps: DetectDeps): Promise<Outcome> {
         emitFailures++;
       }
     }
-  } while (continueToken !== undefined);
+  } while (continueToken !== undefined && incomplete === undefined);
 
+  const summary = {
+    listed,
+    emitted,
+    emitFailures,
+    emitsSkipped,
+    historyReads: spend.historyReads,
+    earliestDue: earliest,
+    elapsedMs: elapsed(),
+  };
+  if (incomplete !== undefined) {
+    // The AGs not evaluated may be due sooner than anything seen: the alarm may only move earlier,
+    // and the Broker's redelivery of this ping (503) sweeps again.
+    if (earliest !== null) {
+      try {
+        await deps.followUps.ensureBy(earliest, log);
+      } catch (e) {
+        if (!isKubeError(e)) throw e;
+        log.warn({ err: errorSummary(e) }, 'follow-up not armed');
+      }
+    }
+    log.warn({ ...summary, incomplete }, 'sweep incomplete');
+    return retryLater(`sweep-${incomplete}`);
+  }
   await deps.followUps.settle(earliest, log);
-  log.info({ listed, emitted, emitFailures, earliestDue: earliest }, 'sweep done');
+  log.info(summary, 'sweep done');
   return emitFailures > 0 ? retryLater('emit-failed') : handled('swept');
+}
+
+function historyAllowed(spend: Spend, elapsedMs: number, budgetMs: number): boolean {
+  return (
+    !spend.historyTrouble &&
+    spend.historyReads < SWEEP_HISTORY_MAX_READS &&
+    elapsedMs < budgetMs * SWEEP_HISTORY_BUDGET_SHARE
+  );
 }

@@ -1,12 +1,14 @@
 import type { Express } from 'express';
 import { createFunctionApp } from '../../shared/runtime/function-app.js';
-import type { ForceDriftDeps } from './deps.js';
+import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
+import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
 import { handleForceDrift } from './handler.js';
 
 export function createApp(deps: ForceDriftDeps, opts: { isReady?: () => boolean } = {}): Express {
+  const runtime: ForceDriftRuntime = { ...deps, notices: createHistoryNotices() };
   return createFunctionApp({
     logger: deps.logger,
-    handle: (event, log) => handleForceDrift(event, log, deps),
+    handle: (event, log) => handleForceDrift(event, log, runtime),
     ...(opts.isReady ? { isReady: opts.isReady } : {}),
   });
 }

@@ -2,10 +2,16 @@ import type { Clock } from '../../shared/runtime/clock.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
+import type { HistoryNotices } from '../../shared/runtime/history-notices.js';
 
 export interface ForceDriftDeps {
   readonly kube: KubePort;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly config: FunctionConfig;
+}
+
+/** What createApp adds to the deps for the life of the process. */
+export interface ForceDriftRuntime extends ForceDriftDeps {
+  readonly notices: HistoryNotices;
 }

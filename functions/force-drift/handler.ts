@@ -9,7 +9,7 @@ import {
   decide,
   isPackageSourceDeleting,
   forcedStep,
-  LOST_WRITE,
+  historyCouldHelp,
   NO_SIGNALS,
   recoveredStep,
   resumedStep,
@@ -27,7 +27,8 @@ import {
   retryLater,
   type Outcome,
 } from '../../shared/runtime/outcome.js';
-import type { ForceDriftDeps } from './deps.js';
+import { readLostWriteSignal, type HistoryReading } from '../../shared/runtime/ag-history.js';
+import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
 import { clearTracking, forceAttempt, resumeForce, type StepResult } from './writes.js';
 
 /** Re-read and re-decide at most this many times when a precondition fails. */
@@ -36,7 +37,7 @@ export const MAX_ROUNDS = 4;
 export async function handleForceDrift(
   event: IncomingEvent,
   log: Logger,
-  deps: ForceDriftDeps,
+  deps: ForceDriftRuntime,
 ): Promise<Outcome> {
   if (event.type !== ACTION_FORCE && event.type !== ACTION_CLEAR_TRACKING) {
     return ignored('unknown-type');
@@ -58,14 +59,16 @@ export async function handleForceDrift(
       if (isKubeError(e, 'NotFound')) return handled('gone');
       throw e;
     }
-    // detect proved the lost-write signal against one resourceVersion: it holds while the AG is
-    // still exactly that version. After any change (a conflict re-read included) it is not used.
-    const signals: Signals =
-      parsed.value.signal !== undefined &&
-      ag.metadata?.resourceVersion === parsed.value.resourceVersion
-        ? LOST_WRITE
-        : NO_SIGNALS;
-    const result = await act(ag, ref, signals, deps, agLog, record);
+    // The event's signal is a hint (docs/adr/0008): anything that can post to the Broker can send
+    // one. A signalled force is verified here with one history read of the AG as read now; a
+    // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
+    const reading = await verifiedSignal(ag, parsed.value.signal !== undefined, deps, agLog);
+    const result = await act(ag, ref, reading.signals, deps, agLog, record);
+    if (result === 'nothing-to-do' && reading.gap === 'transient') {
+      // The signal could not be checked: a redelivery may check it; the time rule stays armed by
+      // detect's follow-up either way.
+      return retryLater('history');
+    }
     if (result !== 'conflict') return handled(result);
     agLog.debug({ round }, 'precondition failed; re-reading');
   }
@@ -102,7 +105,7 @@ async function act(
       return reported(
         await forceAttempt(ag, ref, decision.attempt, decision.gate, now, deps, log),
         'forced',
-        () => record(ag, forcedStep(decision.attempt, now, cfg)),
+        () => record(ag, forcedStep(decision.attempt, now, cfg, decision.gate)),
       );
     case 'resume':
       if (observe) {
@@ -131,6 +134,28 @@ async function act(
     case 'ignore':
       return decision.why === 'deleting' ? 'deleting' : 'nothing-to-do';
   }
+}
+
+const UNSIGNALLED: HistoryReading = Object.freeze({ signals: NO_SIGNALS });
+
+/**
+ * The lost-write signal, verified on `ag`: read only for a signalled event and only when it could
+ * change the decision (nothing else opens the gate and the AG has the stall's shape).
+ */
+async function verifiedSignal(
+  ag: ArtifactGenerator,
+  signalled: boolean,
+  deps: ForceDriftRuntime,
+  log: Logger,
+): Promise<HistoryReading> {
+  if (!signalled) return UNSIGNALLED;
+  const cfg = deps.config.recovery;
+  if (decide(ag, deps.clock.now(), cfg).kind !== 'healthy' || !historyCouldHelp(ag, cfg, false)) {
+    return UNSIGNALLED;
+  }
+  const reading = await readLostWriteSignal(deps.kube, ag, log);
+  deps.notices.note(reading, log);
+  return reading;
 }
 
 /** Writes the step's Event when the step happened; the result is the step's either way. */

@@ -2,6 +2,7 @@
 // note, and the Event object itself. Pure: time and the reporting instance are passed in
 // (docs/adr/0033-kubernetes-events.md).
 
+import type { GateReason } from './gate.js';
 import { REASON_FORCED, REASON_STALLED } from './conditions.js';
 import { eventName } from './kube-event-series.js';
 import { isDns1123Subdomain } from './names.js';
@@ -38,7 +39,14 @@ export type EventType = 'Normal' | 'Warning';
 
 /** One recovery step worth an Event. `claimAt` is the step's claim time (the tracking stamp). */
 export type EventStep =
-  | { kind: 'forced'; attempt: number; maxAttempts: number; claimAt: number }
+  | {
+      kind: 'forced';
+      attempt: number;
+      maxAttempts: number;
+      claimAt: number;
+      /** What opened the gate: the note says how the stall was found (early or by the time rule). */
+      gate?: GateReason;
+    }
   | { kind: 'resumed'; attempt: number; maxAttempts: number; claimAt: number }
   | {
       kind: 'recovered';
@@ -115,7 +123,8 @@ export function stepContent(step: EventStep, subject: EventSubject): StepContent
         type: 'Normal',
         note:
           `attempt ${step.attempt}/${step.maxAttempts}: Ready=False/${REASON_FORCED} and a new ` +
-          `reconcile.fluxcd.io/requestedAt, so source-watcher rebuilds (${ISSUE})`,
+          `reconcile.fluxcd.io/requestedAt, so source-watcher rebuilds (${ISSUE})` +
+          foundBy(step.gate),
         stamp: stampOf(step.claimAt),
       };
     case 'resumed':
@@ -303,4 +312,27 @@ export function capNote(note: string): string {
     out += ch;
   }
   return out;
+}
+
+/**
+ * How the stall behind a force was found. A first force by the time rule means early detection
+ * did not see the lost write (no signal in the AG's history, or the history could not be read):
+ * operators see that here without reading logs (docs/operations.md).
+ */
+function foundBy(gate: GateReason | undefined): string {
+  switch (gate) {
+    case undefined:
+      return '';
+    case 'lost-write':
+      return '; found early: its outputs moved while Ready stayed Unknown';
+    case 'stuck':
+      return (
+        '; found by the time rule (Ready Unknown past the grace period): early detection did not ' +
+        'see the lost write (no signal, or the history read failed: detect logs "early detection degraded")'
+      );
+    case 'rebuilding':
+      return "; source-watcher's rebuild after the last force has not written Ready";
+    case 'own-marker':
+      return "; the last force's marker is still in place";
+  }
 }

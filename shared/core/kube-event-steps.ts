@@ -2,14 +2,26 @@
 
 import type { RecoveryConfig } from './config.js';
 import { readyOf } from './conditions.js';
+import type { GateReason } from './gate.js';
 import type { EventStep, StalledStep } from './kube-event-content.js';
 import { parseTime } from './time.js';
 import { readTracking } from './tracking.js';
 import type { ArtifactGenerator, PackageSource } from './types.js';
 
-/** Force `attempt`, claimed at `claimAt`. */
-export function forcedStep(attempt: number, claimAt: number, cfg: RecoveryConfig): EventStep {
-  return { kind: 'forced', attempt, maxAttempts: cfg.maxAttempts, claimAt };
+/** Force `attempt`, claimed at `claimAt`, opened by `gate`. */
+export function forcedStep(
+  attempt: number,
+  claimAt: number,
+  cfg: RecoveryConfig,
+  gate?: GateReason,
+): EventStep {
+  return {
+    kind: 'forced',
+    attempt,
+    maxAttempts: cfg.maxAttempts,
+    claimAt,
+    ...(gate !== undefined ? { gate } : {}),
+  };
 }
 
 /** The interrupted force recorded on `ag` was finished. */

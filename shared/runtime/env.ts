@@ -24,6 +24,12 @@ export interface FunctionConfig {
   readonly resyncPingSource: string;
   /** Per-request timeout against the Kubernetes API. */
   readonly kubeRequestTimeoutMs: number;
+  /**
+   * detect's sweep starts no API call or emit after this long (functions/detect/sweep.ts): with
+   * the alarm's own calls it ends well inside the Service's 300 s timeoutSeconds, however slow
+   * the API server is.
+   */
+  readonly sweepBudgetMs: number;
   /** Kubernetes Events of the recovery steps (docs/adr/0033). */
   readonly events: {
     /** reportingInstance: POD_NAME (downward API), else HOSTNAME, else K_REVISION. */
@@ -32,6 +38,9 @@ export interface FunctionConfig {
     readonly writeTimeoutMs: number;
   };
 }
+
+/** SWEEP_BUDGET_MS's default: 150 s of calls, + one call in flight + the alarm's, < 300 s. */
+export const DEFAULT_SWEEP_BUDGET_MS = 150_000;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -101,6 +110,14 @@ export function loadConfig(
     errors.push(`KUBE_REQUEST_TIMEOUT_MS="${timeoutText}": expected milliseconds, at least 100`);
   }
 
+  const sweepBudgetText = text('SWEEP_BUDGET_MS') ?? String(DEFAULT_SWEEP_BUDGET_MS);
+  const sweepBudgetMs = Number(sweepBudgetText);
+  if (!/^[0-9]{1,6}$/.test(sweepBudgetText) || sweepBudgetMs < 100 || sweepBudgetMs > 200_000) {
+    errors.push(
+      `SWEEP_BUDGET_MS="${sweepBudgetText}": expected milliseconds from 100 to 200000 (detect's timeoutSeconds is 300)`,
+    );
+  }
+
   const eventTimeoutText = text('EVENT_WRITE_TIMEOUT_MS') ?? '2000';
   const eventWriteTimeoutMs = Number(eventTimeoutText);
   if (!/^[0-9]{1,6}$/.test(eventTimeoutText) || eventWriteTimeoutMs < 50) {
@@ -123,6 +140,7 @@ export function loadConfig(
     alarm: { namespace: alarmNamespace, name: alarmName, sinkBroker },
     resyncPingSource,
     kubeRequestTimeoutMs,
+    sweepBudgetMs,
     events: { reportingInstance, writeTimeoutMs: eventWriteTimeoutMs },
   };
 }

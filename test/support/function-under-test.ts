@@ -76,12 +76,14 @@ export async function startDetectServer(opts: {
   clock: SettableClock;
   sinkUrl: string;
   env?: Record<string, string>;
+  logger?: Logger;
 }): Promise<Started> {
   const base = commonDeps({
     kubeConfig: opts.kubeConfig,
     name: 'detect',
     clock: opts.clock,
     ...(opts.env !== undefined ? { env: opts.env } : {}),
+    ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
   });
   return serve(
     createDetectApp({

@@ -23,6 +23,7 @@ import {
   agRefOf,
   customObjects,
   getArtifactGenerator,
+  MERGE_PATCH,
   testKubeConfig,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
@@ -282,15 +283,27 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
     expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
     expect(ag.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeDefined();
     expect(readyOf(ag)).toMatchObject({ status: 'False', reason: REASON_FORCED });
-    // P5: one fresh read and the three writes, no more; plus the force's Event (issue 15).
-    expect(proxy.count({ clientTag: 'force-drift', resource: 'artifactgenerators' })).toBe(4);
+    // P5: one fresh read, the history read that verifies the signal (issue 19) and the three
+    // writes, no more; plus the force's Event (issue 15).
+    expect(proxy.count({ clientTag: 'force-drift', resource: 'artifactgenerators' })).toBe(5);
     expect(proxy.count({ clientTag: 'force-drift', resource: 'events', verb: 'create' })).toBe(1);
-    expect(proxy.count({ clientTag: 'force-drift' })).toBe(5);
+    expect(proxy.count({ clientTag: 'force-drift' })).toBe(6);
   });
 
-  it('does nothing when the AG moved since (the proof is about another version)', async () => {
+  it('does nothing when the AG moved since and its own history shows no lost write (the proof is about another version)', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    await writeArtifactGeneratorStatus(agRefOf(last), { lastHandledReconcileAt: 'later' }, kc);
+    // A label edit after the lost write: the AG's version just before the one force-drift reads
+    // has the same outputs, so force-drift's own check finds no signal.
+    await customObjects(kc).patchNamespacedCustomObject(
+      {
+        group: 'source.extensions.fluxcd.io',
+        version: 'v1beta1',
+        plural: 'artifactgenerators',
+        ...agRefOf(last),
+        body: { metadata: { labels: { 'edited.example.com/by': 'someone' } } },
+      },
+      MERGE_PATCH,
+    );
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
     expect(await postEvent(f.url, forceEvent(last, true))).toMatchObject({
       status: 200,

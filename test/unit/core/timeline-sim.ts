@@ -86,7 +86,7 @@ export function simulate(s: Scenario): Run {
 
     if (sw !== null && sw.at === now) {
       const generation = ag.metadata?.generation ?? 1;
-      const answer = sw.answer;
+      const answer: SwAnswer = sw.answer;
       const ready =
         answer === 'true'
           ? succeeded(now, generation)
