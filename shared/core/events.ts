@@ -41,8 +41,9 @@ export interface ActionData {
   decidedAt: string;
   /**
    * Present on a force that the lost-write signal opened: detect saw the outputs move while Ready
-   * stayed Unknown between resourceVersion's previous version and resourceVersion. force-drift
-   * honours it only while the AG is still at that very resourceVersion.
+   * stayed Unknown between resourceVersion's previous version and resourceVersion. A hint only:
+   * force-drift verifies it with its own history read of the AG it reads (anything that can post
+   * to the Broker can claim it); a forged or stale signal gets the time rule.
    */
   signal?: ActionSignal;
 }

@@ -180,23 +180,26 @@ describe('detect, event path: a history read that fails is "no signal", and the 
     ['429 (API Priority and Fairness)', 'status', 429, 503],
     ['500 (etcdserver: request timed out)', 'status', 500, 503],
     ['a timeout', 'timeout', undefined, 503],
-  ])('%s: answers %#, no force, the time rule armed', async (_label, kind, status, answer) => {
-    const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    const d = await startDetect(new SettableClock(T0 + 1_000));
-    const fault =
-      kind === 'status' && status !== undefined
-        ? proxy.addFault({ kind, status, match: historyRead('detect') })
-        : proxy.addFault({ kind: 'timeout', match: historyRead('detect') });
-    const res = await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE));
-    expect(fault.applied).toBe(1);
-    expect({ status: res.status, result: (res.body as { result?: string }).result }).toEqual({
-      status: answer,
-      result: answer === 200 ? 'healthy' : 'history',
-    });
-    expect(forcesFor(last)).toHaveLength(0);
-    // Ready Unknown since T0: the time rule's follow-up, 1 ms after the grace, in whole seconds.
-    expect(await alarmMoment()).toBe(T0 + GRACE_MS + 1_000);
-  });
+  ])(
+    '%s (fault %s %s): answers %d, no force, the time rule armed',
+    async (_label, kind, status, answer) => {
+      const { last } = await rebuildAg(kc, { at: T0, lose: true });
+      const d = await startDetect(new SettableClock(T0 + 1_000));
+      const fault =
+        kind === 'status' && status !== undefined
+          ? proxy.addFault({ kind, status, match: historyRead('detect') })
+          : proxy.addFault({ kind: 'timeout', match: historyRead('detect') });
+      const res = await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE));
+      expect(fault.applied).toBe(1);
+      expect({ status: res.status, result: (res.body as { result?: string }).result }).toEqual({
+        status: answer,
+        result: answer === 200 ? 'healthy' : 'history',
+      });
+      expect(forcesFor(last)).toHaveLength(0);
+      // Ready Unknown since T0: the time rule's follow-up, 1 ms after the grace, in whole seconds.
+      expect(await alarmMoment()).toBe(T0 + GRACE_MS + 1_000);
+    },
+  );
 
   it('a transient failure: the redelivery that reads the history forces at once', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });

@@ -16,6 +16,7 @@ import {
   REPORTING_CONTROLLER,
   stalledStep,
   stepContent,
+  type GateReason,
   type EventStep,
   type EventSubject,
   type StalledStep,
@@ -78,6 +79,41 @@ describe('stepContent', () => {
     expect(c).toMatchObject({ reason, action, type });
     expect(c.note).toMatch(note);
     expect(Buffer.byteLength(c.note)).toBeLessThanOrEqual(NOTE_MAX_BYTES);
+  });
+});
+
+describe('a force says how its stall was found (degraded early detection shows without logs)', () => {
+  const SUBJECT_ = { namespace: 'cozy-system', name: 'pkg-01', uid: 'u1' };
+  it.each<[string, GateReason | undefined, RegExp]>([
+    [
+      'the lost-write signal',
+      'lost-write',
+      /; found early: its outputs moved while Ready stayed Unknown$/,
+    ],
+    [
+      'the time rule',
+      'stuck',
+      /; found by the time rule .*early detection did not see the lost write/,
+    ],
+    [
+      'a rebuild after a force',
+      'rebuilding',
+      /; source-watcher's rebuild after the last force has not written Ready$/,
+    ],
+    ['our marker', 'own-marker', /; the last force's marker is still in place$/],
+    ['no gate given', undefined, /fluxcd\/pkg#934\)$/],
+  ])('%s', (_label, gate, note) => {
+    const step: EventStep = {
+      kind: 'forced',
+      attempt: 1,
+      maxAttempts: 5,
+      claimAt: T,
+      ...(gate !== undefined ? { gate } : {}),
+    };
+    const content = stepContent(step, SUBJECT_);
+    expect(content.note).toMatch(/^attempt 1\/5: /);
+    expect(content.note).toMatch(note);
+    expect(Buffer.byteLength(content.note)).toBeLessThanOrEqual(NOTE_MAX_BYTES);
   });
 });
 

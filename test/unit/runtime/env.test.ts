@@ -79,6 +79,21 @@ describe('loadConfig', () => {
     expect(loadConfig(env).events.reportingInstance).toBe(expected);
   });
 
+  it.each<[string, string | undefined, number | RegExp]>([
+    ['default: 150 s', undefined, 150_000],
+    ['milliseconds', '5000', 5000],
+    ['the smallest', '100', 100],
+    ['the largest: 200 s, so the sweep ends inside detect 300 s timeout', '200000', 200_000],
+    ['below 100', '99', /SWEEP_BUDGET_MS="99"/],
+    ['above 200 s', '200001', /SWEEP_BUDGET_MS="200001"/],
+    ['a duration string', '150s', /SWEEP_BUDGET_MS="150s": expected milliseconds/],
+    ['negative', '-5', /SWEEP_BUDGET_MS/],
+  ])('SWEEP_BUDGET_MS %s', (_, value, expected) => {
+    const env = value === undefined ? {} : { SWEEP_BUDGET_MS: value };
+    if (typeof expected === 'number') expect(loadConfig(env).sweepBudgetMs).toBe(expected);
+    else expect(() => loadConfig(env)).toThrow(expected);
+  });
+
   it('Event writes have their own deadline, 2 s by default', () => {
     expect(loadConfig({}).events.writeTimeoutMs).toBe(2000);
     expect(loadConfig({ EVENT_WRITE_TIMEOUT_MS: '500' }).events.writeTimeoutMs).toBe(500);
