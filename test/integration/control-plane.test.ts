@@ -52,10 +52,13 @@ describe('the test control plane', () => {
   it('enforces RBAC: a verb no shipped rule grants is 403, a bogus token 401', async () => {
     const detect = asFunction(admin, 'detect').makeApiClient(k8s.CustomObjectsApi);
     const forceDrift = asFunction(admin, 'force-drift').makeApiClient(k8s.CustomObjectsApi);
-    // detect may list AGs; force-drift may not (it only gets and patches).
+    // detect may list AGs; force-drift may not delete one (it gets, lists one name's history and
+    // patches). Authorization comes before existence: the AG need not exist.
     await expect(detect.listClusterCustomObject(AG)).resolves.toBeDefined();
-    const listed = await forceDrift.listClusterCustomObject(AG).catch((e: unknown) => e);
-    expect(apiStatusOf(listed)).toBe(403);
+    const deleted = await forceDrift
+      .deleteNamespacedCustomObject({ ...AG, namespace: 'cozy-system', name: 'no-such-ag' })
+      .catch((e: unknown) => e);
+    expect(apiStatusOf(deleted)).toBe(403);
     // Nobody of ours may read Secrets.
     const secrets = await asFunction(admin, 'surface-stalled')
       .makeApiClient(k8s.CoreV1Api)
