@@ -119,6 +119,8 @@ async function runVariant(ctx: BenchContext, v: Variant, fleet: Fleet): Promise<
       log: ctx.log,
       maxHonestBuildMs: MAX_HONEST_BUILD_MS,
       maxStallBuildMs: MAX_STALL_BUILD_MS,
+      // Each stall role spread over 0.2-60 s (half of them longer than the 30 s backoff).
+      stallBuildTimeSteps: Math.max(2, fleet.firstBuildStalls),
       // 4 workers take a round's builds one after another: far longer than 6 virtual minutes.
       maxVirtualMsPerPhase: 45 * 60_000,
     });

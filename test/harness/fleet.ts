@@ -40,6 +40,8 @@ export interface FleetOptions {
    * show the known re-force of a forced rebuild still running when its backoff ends (ADR 14).
    */
   maxStallBuildMs?: number;
+  /** Distinct build times of each stall role (default buildTimeSteps). */
+  stallBuildTimeSteps?: number;
   /** Virtual time allowed for each phase (default 6 minutes; a few workers need more). */
   maxVirtualMsPerPhase?: number;
 }
@@ -108,7 +110,7 @@ export async function runFleet(system: System, o: FleetOptions): Promise<FleetRe
         role,
         buildTimeMs: spreadBuildTime(
           i,
-          o.buildTimeSteps,
+          role === 'honest' ? o.buildTimeSteps : (o.stallBuildTimeSteps ?? o.buildTimeSteps),
           role === 'honest'
             ? (o.maxHonestBuildMs ?? MAX_BUILD_MS)
             : (o.maxStallBuildMs ?? MAX_STALL_BUILD_MS),
