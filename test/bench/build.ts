@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
 export const ENTRY_POINTS = ['detect', 'force-drift', 'surface-stalled'] as const;
@@ -87,18 +88,43 @@ export async function ensureBuilt(root: string, log: (m: string) => void): Promi
  * lint and format; module resolution finds the project's node_modules from there).
  */
 export async function buildEchoServer(root: string): Promise<string> {
-  const source = await readFile(join(root, 'test', 'bench', 'echo-server.ts'), 'utf8');
+  return compileBenchServer(root, 'echo-server');
+}
+
+/** The product's module that P3's baseline imports, as built in dist/. */
+const PARSER_SOURCE = '../../shared/runtime/cloudevent-http.js';
+
+/**
+ * Compiles test/bench/parse-echo-server.ts like the echo, with its import of detect's parser
+ * pointed at dist/ (the same JavaScript detect runs). Call after ensureBuilt.
+ */
+export async function buildParseEchoServer(root: string): Promise<string> {
+  const parser = pathToFileURL(join(root, 'dist', 'shared', 'runtime', 'cloudevent-http.js')).href;
+  return compileBenchServer(root, 'parse-echo-server', (js) => {
+    if (!js.includes(`'${PARSER_SOURCE}'`)) {
+      throw new Error(`parse-echo-server.ts no longer imports ${PARSER_SOURCE}`);
+    }
+    return js.replace(`'${PARSER_SOURCE}'`, `'${parser}'`);
+  });
+}
+
+async function compileBenchServer(
+  root: string,
+  name: string,
+  rewrite: (js: string) => string = (js) => js,
+): Promise<string> {
+  const source = await readFile(join(root, 'test', 'bench', `${name}.ts`), 'utf8');
   const out = ts.transpileModule(source, {
     compilerOptions: {
       module: ts.ModuleKind.ESNext,
       target: ts.ScriptTarget.ES2022,
       verbatimModuleSyntax: true,
     },
-    fileName: 'echo-server.ts',
+    fileName: `${name}.ts`,
   });
   const dir = join(root, 'node_modules', '.cache', 'swr-bench');
   await mkdir(dir, { recursive: true });
-  const file = join(dir, 'echo-server.mjs');
-  await writeFile(file, out.outputText);
+  const file = join(dir, `${name}.mjs`);
+  await writeFile(file, rewrite(out.outputText));
   return file;
 }

@@ -10,7 +10,7 @@ import { createApp as createForceDriftApp } from '../../functions/force-drift/ap
 import { createApp as createSurfaceStalledApp } from '../../functions/surface-stalled/app.js';
 import { createKubeClient } from '../../shared/kube/client.js';
 import { createBrokerEmitter } from '../../shared/runtime/broker-emitter.js';
-import { systemClock } from '../../shared/runtime/clock.js';
+import { systemClock, type Clock } from '../../shared/runtime/clock.js';
 import { loadConfig } from '../../shared/runtime/env.js';
 import { silentLogger } from '../../shared/runtime/logger.js';
 import { startHttp, type Started } from '../support/http-events.js';
@@ -40,10 +40,10 @@ export function functionKubeClient(fn: FunctionName, kubeConfig: KubeConfig): Ku
 export async function startInProcessFunctions(
   kubeOf: (fn: FunctionName) => KubePort,
   sinkUrl: string,
+  clock: Clock = systemClock,
 ): Promise<InProcessFunctions> {
   const config = loadConfig({ K_SINK: sinkUrl, LOG_LEVEL: 'silent' });
   const logger = silentLogger();
-  const clock = systemClock;
   const detectKube = kubeOf('detect');
   const detect = await startHttp(
     createDetectApp({

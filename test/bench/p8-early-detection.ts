@@ -1,7 +1,12 @@
-// P8: what early detection buys and costs, on the end-to-end harness with the defaults (the same
-// fleet as test/e2e/early-detection.test.ts): honest rebuilds of 0.2-110 s run concurrently next to
-// lost writes. Rows: wrong forces on honest slow builds (target 0), and the API requests the
-// signal costs per honest rebuild and per stall (detect's history reads; force-drift makes none).
+// P8: what early detection buys and costs, on the end-to-end harness with the defaults: honest
+// rebuilds run concurrently next to lost writes, with source-watcher's worker count as recorded
+// (--concurrent 4, ../shared/traces) and as Cozystack runs it (20). Since issue 21 the builds are
+// not kept under the timers: honest builds reach 200 s (past the 2m30s grace, so the time rule
+// forces the longest ones) and stall builds 60 s (past the 30 s first backoff, so a forced rebuild
+// still running when it ends is forced again, ADR 14). Those forces are the known cost and are
+// reported, not excluded. Rows: forces of honest builds under the grace (target 0), the known
+// costs, stall -> first force (a logic check: the virtual clock stands still while HTTP and API
+// calls run), and the API requests the signal costs (detect's history reads).
 
 import { KubeConfig } from '@kubernetes/client-node';
 import { runFleet } from '../harness/fleet.js';
@@ -9,6 +14,8 @@ import { createSystem, type BrokerTuning } from '../harness/system.js';
 import { deleteAlarm } from '../harness/system/world.js';
 import { createRawKube } from './raw-kube.js';
 import { percentile } from './stats.js';
+import { smokeMode } from './smoke.js';
+import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
 import {
   unmeasuredRow,
   valueRow,
@@ -29,8 +36,14 @@ const SIGNAL_TARGET_S = 3;
 export const FLEETS = {
   standard: { honest: 24, firstBuildStalls: 6, rebuildStalls: 6, rounds: 2, buildTimeSteps: 12 },
   full: { honest: 100, firstBuildStalls: 25, rebuildStalls: 25, rounds: 3, buildTimeSteps: 12 },
+  smoke: { honest: 4, firstBuildStalls: 1, rebuildStalls: 1, rounds: 1, buildTimeSteps: 4 },
 } as const;
+/** Longest honest build: past the 2m30s grace (the time rule forces those; a known cost). */
+export const MAX_HONEST_BUILD_MS = 200_000;
+/** Longest stall build: past the 30 s first backoff (the known re-force; ADR 14). */
+export const MAX_STALL_BUILD_MS = 60_000;
 export type FleetSize = keyof typeof FLEETS;
+type Fleet = (typeof FLEETS)[FleetSize];
 
 /** The fleet named by P8_SIZE (unset: standard); anything else is refused with the choices. */
 export function fleetSize(value: string | undefined): FleetSize {
@@ -40,11 +53,21 @@ export function fleetSize(value: string | undefined): FleetSize {
 }
 const NAMESPACE = 'cozy-system';
 
-const VARIANTS: readonly { label: string; replicas: number; broker?: BrokerTuning }[] = [
-  { label: '1 replica', replicas: 1 },
+interface Variant {
+  label: string;
+  replicas: number;
+  /** source-watcher's workers (--concurrent). */
+  concurrency: number;
+  broker?: BrokerTuning;
+}
+
+const VARIANTS: readonly Variant[] = [
+  { label: '4 workers (recorded), 1 replica', replicas: 1, concurrency: 4 },
+  { label: '20 workers (Cozystack), 1 replica', replicas: 1, concurrency: 20 },
   {
-    label: '3 replicas, dup+reorder',
+    label: '20 workers, 3 replicas, dup+reorder',
     replicas: 3,
+    concurrency: 20,
     broker: { duplicateProbability: 0.3, reorderMaxDelayMs: 20, seed: 13 },
   },
 ];
@@ -54,11 +77,14 @@ export const p8: BenchModule = {
   title: 'early detection at scale: signal timing, wrong forces and cost',
   async run(ctx) {
     const rows: BenchRow[] = [];
-    const size = fleetSize(process.env['P8_SIZE']);
+    const size: FleetSize = smokeMode() ? 'smoke' : fleetSize(process.env['P8_SIZE']);
     ctx.log(`  fleet: ${size} (P8_SIZE)`);
-    // P8_REPLICAS=3 runs one variant only (each takes many minutes at this size).
+    // P8_REPLICAS=3 runs the variants with that many replicas only (each takes minutes).
     const only = process.env['P8_REPLICAS'];
-    for (const v of VARIANTS.filter((x) => only === undefined || String(x.replicas) === only)) {
+    const variants = smokeMode()
+      ? VARIANTS.slice(0, 1)
+      : VARIANTS.filter((x) => only === undefined || String(x.replicas) === only);
+    for (const v of variants) {
       try {
         rows.push(...(await runVariant(ctx, v, FLEETS[size])));
       } catch (e) {
@@ -70,11 +96,7 @@ export const p8: BenchModule = {
   },
 };
 
-async function runVariant(
-  ctx: BenchContext,
-  v: (typeof VARIANTS)[number],
-  fleet: (typeof FLEETS)[FleetSize],
-): Promise<BenchRow[]> {
+async function runVariant(ctx: BenchContext, v: Variant, fleet: Fleet): Promise<BenchRow[]> {
   const server = await ctx.apiServer();
   const kc = new KubeConfig();
   kc.loadFromFile(server.kubeconfigPath);
@@ -87,60 +109,95 @@ async function runVariant(
     pingSeed: 8,
     // At this size one settle can take long on a loaded machine (every settle lists the world).
     settleTimeoutMs: 600_000,
-    sourceWatcher: {
-      seed: 8,
-      concurrency: fleet.honest + fleet.firstBuildStalls + fleet.rebuildStalls,
-    },
+    sourceWatcher: { seed: 8, concurrency: v.concurrency },
   });
   try {
     ctx.log(`  ${v.label}`);
-    const r = await runFleet(system, { ...fleet, prefix: `p8r${v.replicas}`, log: ctx.log });
+    const r = await runFleet(system, {
+      ...fleet,
+      prefix: `p8c${v.concurrency}r${v.replicas}`,
+      log: ctx.log,
+      maxHonestBuildMs: MAX_HONEST_BUILD_MS,
+      maxStallBuildMs: MAX_STALL_BUILD_MS,
+      // Each stall role spread over 0.2-60 s (half of them longer than the 30 s backoff).
+      stallBuildTimeSteps: Math.max(2, fleet.firstBuildStalls),
+      // 4 workers take a round's builds one after another: far longer than 6 virtual minutes.
+      maxVirtualMsPerPhase: 45 * 60_000,
+    });
     const stalls = fleet.firstBuildStalls + fleet.rebuildStalls;
     const stallReads = r.historyReads - r.honestHistoryReads;
     const sinceStallS = r.stallToForceMs.map((ms) => ms / 1000);
     const misses = sinceStallS.filter((s) => !(s <= SIGNAL_TARGET_S)).length;
+    const grace = DEFAULT_GRACE_PERIOD_MS;
+    const honestMembers = r.members.filter((m) => m.role === 'honest');
+    const underGrace = honestMembers.filter((m) => m.buildTimeMs < grace);
+    const overGrace = honestMembers.filter((m) => m.buildTimeMs >= grace);
+    const forcesOf = (ms: readonly { name: string; key: string }[]): number =>
+      ms.reduce((n, m) => n + system.progress.of(m.key).forces.length, 0);
+    const awaitingUnderGrace = underGrace.filter((m) =>
+      system.progress
+        .packageSourceVersions(m.name)
+        .some((x) => x.reason === 'AwaitingSourceWatcherRecovery'),
+    ).length;
+    const reForces = r.stallReForces.reduce((n, x) => n + x.forces, 0);
     const detail = {
       replicas: v.replicas,
+      sourceWatcherWorkers: v.concurrency,
       honestAgs: fleet.honest,
       honestRebuilds: r.honestRebuilds,
       buildTimeRangeS: r.honestBuildTimeRangeMs.map((ms) => ms / 1000),
+      stallBuildMaxS: MAX_STALL_BUILD_MS / 1000,
       stalls,
       misses,
       awaitingOnHonest: r.awaitingOnHonest,
+      awaitingUnderGrace,
+      honestForces: r.honestForces,
+      stallReForces: r.stallReForces,
       historyReads: r.historyReads,
       agEvents: r.agEvents,
       builds: r.builds,
       wallSeconds: Math.round(r.wallMs / 1000),
+      clock: 'virtual (stands still while HTTP deliveries and API calls run)',
     };
     ctx.log(
-      `  ${r.honestRebuilds} honest rebuilds, ${r.wrongForces} wrong forces, ${misses} misses, ${r.historyReads} history reads`,
+      `  ${r.honestRebuilds} honest rebuilds, ${forcesOf(underGrace)} forces under the grace, ${forcesOf(overGrace)} over it, ${reForces} stall re-forces, ${misses} misses, ${r.historyReads} history reads`,
     );
+    const under = forcesOf(underGrace);
     return [
       valueRow({
         id: 'P8',
-        metric: `${v.label}: stall -> first force with the signal, ${stalls} stalls: p50`,
-        value: percentile(sinceStallS, 50),
+        metric: `${v.label}: logic check, virtual clock: stall -> first force with the signal, ${stalls} stalls: p99`,
+        value: percentile(sinceStallS, 99),
         unit: 's',
+        target: `p99 <= ${SIGNAL_TARGET_S} s, 0 misses (virtual time: timers only)`,
+        pass: percentile(sinceStallS, 99) <= SIGNAL_TARGET_S && misses === 0,
+        detail,
+      }),
+      valueRow({
+        id: 'P8',
+        metric: `${v.label}: forces of honest rebuilds shorter than the grace (${underGrace.length} AGs, builds 0.2-${Math.round(Math.max(...underGrace.map((m) => m.buildTimeMs)) / 1000)} s)`,
+        value: under,
+        unit: 'forces',
+        target: '0 (and no Awaiting on their PackageSources)',
+        pass: under === 0 && awaitingUnderGrace === 0,
+        detail,
+      }),
+      valueRow({
+        id: 'P8',
+        metric: `${v.label}: forces of honest rebuilds longer than the grace (${overGrace.length} AGs, up to ${MAX_HONEST_BUILD_MS / 1000} s): the time rule's known cost`,
+        value: forcesOf(overGrace),
+        unit: 'forces',
         target: 'report',
         pass: null,
         detail,
       }),
       valueRow({
         id: 'P8',
-        metric: `${v.label}: stall -> first force with the signal, ${stalls} stalls: p99`,
-        value: percentile(sinceStallS, 99),
-        unit: 's',
-        target: `p99 <= ${SIGNAL_TARGET_S} s, 0 misses`,
-        pass: percentile(sinceStallS, 99) <= SIGNAL_TARGET_S && misses === 0,
-        detail,
-      }),
-      valueRow({
-        id: 'P8',
-        metric: `${v.label}: wrong forces over ${r.honestRebuilds} concurrent honest rebuilds of 0.2-110 s`,
-        value: r.wrongForces,
+        metric: `${v.label}: re-forces of forced rebuilds still running when the backoff ends (stall builds up to ${MAX_STALL_BUILD_MS / 1000} s): known cost, ADR 14`,
+        value: reForces,
         unit: 'forces',
-        target: '0 (and no Awaiting on their PackageSources)',
-        pass: r.wrongForces === 0 && r.awaitingOnHonest === 0,
+        target: 'report',
+        pass: null,
         detail,
       }),
       valueRow({

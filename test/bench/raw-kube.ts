@@ -101,7 +101,13 @@ export function createRawKube(kc: KubeConfig): RawKube {
           apiVersion: PS_API_VERSION,
           kind: 'PackageSource',
           metadata: { name },
-          spec: { sourceRef: { kind: 'OCIRepository', name: 'cozystack-packages' } },
+          spec: {
+            sourceRef: {
+              kind: 'OCIRepository',
+              name: 'cozystack-packages',
+              namespace: 'cozy-public',
+            },
+          },
         },
       }),
     createAg: async (namespace, name, owner, shape = 'realistic') => {

@@ -12,7 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { startBenchApiServer, type StartedApiServer } from './bench-apiserver.js';
-import { buildEchoServer, distEntry, ensureBuilt } from './build.js';
+import { buildEchoServer, buildParseEchoServer, distEntry, ensureBuilt } from './build.js';
 import { p1, p2 } from './p1-p2-e2e.js';
 import { p3 } from './p3-throughput.js';
 import { p4 } from './p4-cold-start.js';
@@ -21,6 +21,7 @@ import { p6 } from './p6-sweep.js';
 import { p7 } from './p7-memory.js';
 import { p8 } from './p8-early-detection.js';
 import { killAllServers } from './processes.js';
+import { SMOKE_ENV } from './smoke.js';
 import { renderMarkdown, renderTable } from './table.js';
 import type { BenchContext, BenchModule, BenchRow, BenchScripts } from './types.js';
 
@@ -31,19 +32,22 @@ export const MODULES: readonly BenchModule[] = [p1, p2, p3, p4, p5, p6, p7, p8];
 
 interface Args {
   only: Set<string> | undefined;
+  smoke: boolean;
   json: string | undefined;
   markdown: string | undefined;
 }
 
 const USAGE =
-  'usage: npm run bench [-- --only P3,P4] [--json FILE] [--markdown FILE]\n' +
+  'usage: npm run bench [-- --only P3,P4] [--smoke] [--json FILE] [--markdown FILE]\n' +
   `  --only      run only these metrics (${MODULES.map((m) => m.id).join(', ')})\n` +
+  '  --smoke     every row at small sizes, in about 2-3 minutes (CI): checks that each bench\n' +
+  '              still runs; its numbers are not results\n' +
   '  --json      also write the rows and the machine description as JSON to FILE\n' +
   '  --markdown  also write the table as Markdown to FILE\n' +
   'Exit code: 0 when every benchmark ran (missed targets included), 1 on errors, 2 on bad arguments.';
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { only: undefined, json: undefined, markdown: undefined };
+  const args: Args = { only: undefined, smoke: false, json: undefined, markdown: undefined };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = (): string => {
@@ -64,6 +68,9 @@ function parseArgs(argv: readonly string[]): Args {
         args.only = new Set(ids);
         break;
       }
+      case '--smoke':
+        args.smoke = true;
+        break;
       case '--json':
         args.json = value();
         break;
@@ -137,6 +144,10 @@ async function main(): Promise<number> {
   const log = (m: string): void => {
     process.stderr.write(`${m}\n`);
   };
+  if (args.smoke) {
+    process.env[SMOKE_ENV] = '1';
+    log('smoke run: small sizes; the numbers below are not results');
+  }
 
   let scripts: Promise<BenchScripts> | undefined;
   let apiServer: Promise<StartedApiServer> | undefined;
@@ -151,6 +162,7 @@ async function main(): Promise<number> {
           forceDrift: distEntry(ROOT, 'force-drift'),
           surfaceStalled: distEntry(ROOT, 'surface-stalled'),
           echo: await buildEchoServer(ROOT),
+          parseEcho: await buildParseEchoServer(ROOT),
         };
       })();
       return scripts;
@@ -174,12 +186,18 @@ async function main(): Promise<number> {
   const load = [loadavg()[0] ?? 0];
   const rows: BenchRow[] = [];
   const timings: Record<string, number> = {};
+  // The machine's load while each module ran: 1-minute load average at its start and end.
+  const moduleLoad: Record<string, [number, number]> = {};
+  const loadSamples: number[] = [];
+  const sampler = setInterval(() => loadSamples.push(loadavg()[0] ?? 0), 10_000);
+  sampler.unref();
   let errors = 0;
   const selected = MODULES.filter((m) => args.only === undefined || args.only.has(m.id));
   try {
     for (const module of selected) {
       log(`${module.id} ${module.title}`);
       const t0 = performance.now();
+      const loadAtStart = loadavg()[0] ?? 0;
       try {
         rows.push(...(await module.run(ctx)));
       } catch (e) {
@@ -188,9 +206,13 @@ async function main(): Promise<number> {
         rows.push(errorRow(module, e));
       }
       timings[module.id] = Math.round((performance.now() - t0) / 100) / 10;
-      log(`  (${timings[module.id]} s)`);
+      moduleLoad[module.id] = [loadAtStart, loadavg()[0] ?? 0];
+      log(
+        `  (${timings[module.id]} s, load ${loadAtStart.toFixed(2)} -> ${(loadavg()[0] ?? 0).toFixed(2)})`,
+      );
     }
   } finally {
+    clearInterval(sampler);
     killAllServers();
     if (apiServer !== undefined) {
       await apiServer.then(
@@ -209,14 +231,27 @@ async function main(): Promise<number> {
     `${passed} passed, ${failed} not passed, ${rows.length - passed - failed} informational; ` +
       `${errors} error(s); ${totalSec} s\n`,
   );
+  const samples = loadSamples.length > 0 ? loadSamples : load;
+  const loadSummary = {
+    min: Math.min(...samples),
+    max: Math.max(...samples),
+    mean: Math.round((samples.reduce((a, b) => a + b, 0) / samples.length) * 100) / 100,
+    samples: samples.length,
+  };
+  process.stdout.write(
+    `machine load (1-minute average, sampled every 10 s): min ${loadSummary.min.toFixed(2)}, ` +
+      `mean ${loadSummary.mean.toFixed(2)}, max ${loadSummary.max.toFixed(2)} on ${cpus().length} CPUs\n`,
+  );
 
   const report = {
     date: startedAt.toISOString(),
-    machine: { ...machine(), loadAverage1mAtStartAndEnd: load },
+    smoke: args.smoke,
+    machine: { ...machine(), loadAverage1mAtStartAndEnd: load, loadAverage1m: loadSummary },
     // The rows after a rebuild of dist/ measure the sources as they were at that moment.
     source: { atStart: source, atEnd: revision() },
     durationSec: totalSec,
     moduleSeconds: timings,
+    moduleLoadAverage1m: moduleLoad,
     rows,
   };
   if (args.json !== undefined) {

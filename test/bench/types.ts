@@ -40,8 +40,10 @@ export interface BenchScripts {
   readonly detect: string;
   readonly forceDrift: string;
   readonly surfaceStalled: string;
-  /** The echo baseline, compiled to .mjs. */
+  /** The echo baseline (the SDK's HTTP.toEvent), compiled to .mjs: P4 and P7's baseline. */
   readonly echo: string;
+  /** P3's baseline: express + detect's own CloudEvent parser (dist/), compiled to .mjs. */
+  readonly parseEcho: string;
 }
 
 export interface BenchApiServer {

@@ -33,6 +33,17 @@ export interface FleetOptions {
   prefix: string;
   /** Progress lines. */
   log?: (line: string) => void;
+  /** Longest honest build (default MAX_BUILD_MS, under the 2m30s grace). */
+  maxHonestBuildMs?: number;
+  /**
+   * Longest build of a stall AG (default MAX_STALL_BUILD_MS, under the 30 s backoff). Longer ones
+   * show the known re-force of a forced rebuild still running when its backoff ends (ADR 14).
+   */
+  maxStallBuildMs?: number;
+  /** Distinct build times of each stall role (default buildTimeSteps). */
+  stallBuildTimeSteps?: number;
+  /** Virtual time allowed for each phase (default 6 minutes; a few workers need more). */
+  maxVirtualMsPerPhase?: number;
 }
 
 export interface FleetMember {
@@ -67,6 +78,10 @@ export interface FleetResult {
   /** Stalls: lost writes recorded. */
   readonly stalls: number;
   readonly wallMs: number;
+  /** Forces of honest AGs, with their build times (part of wrongForces). */
+  readonly honestForces: readonly { readonly buildTimeMs: number; readonly forces: number }[];
+  /** Forces after the first of stall AGs, with their build times (part of wrongForces). */
+  readonly stallReForces: readonly { readonly buildTimeMs: number; readonly forces: number }[];
 }
 
 export function spreadBuildTime(i: number, steps: number, max = MAX_BUILD_MS): number {
@@ -95,8 +110,10 @@ export async function runFleet(system: System, o: FleetOptions): Promise<FleetRe
         role,
         buildTimeMs: spreadBuildTime(
           i,
-          o.buildTimeSteps,
-          role === 'honest' ? MAX_BUILD_MS : MAX_STALL_BUILD_MS,
+          role === 'honest' ? o.buildTimeSteps : (o.stallBuildTimeSteps ?? o.buildTimeSteps),
+          role === 'honest'
+            ? (o.maxHonestBuildMs ?? MAX_BUILD_MS)
+            : (o.maxStallBuildMs ?? MAX_STALL_BUILD_MS),
         ),
       });
     }
@@ -120,7 +137,11 @@ export async function runFleet(system: System, o: FleetOptions): Promise<FleetRe
     () =>
       rebuilders.every((m) => builtCount(system, m.key) >= 1) &&
       firstStalls.every((m) => system.progress.of(m.key).recoveries.length >= 1),
-    { maxVirtualMs: 6 * 60_000, stepMs: 15_000, what: 'first builds and first-build recoveries' },
+    {
+      maxVirtualMs: o.maxVirtualMsPerPhase ?? 6 * 60_000,
+      stepMs: 15_000,
+      what: 'first builds and first-build recoveries',
+    },
   );
   log(`  first builds done (${((performance.now() - started) / 1000).toFixed(0)} s wall)`);
 
@@ -133,7 +154,11 @@ export async function runFleet(system: System, o: FleetOptions): Promise<FleetRe
       () =>
         rebuilders.every((m) => builtCount(system, m.key) >= round + 1) &&
         rebuildStalls.every((m) => system.progress.of(m.key).recoveries.length >= 1),
-      { maxVirtualMs: 6 * 60_000, stepMs: 15_000, what: `rebuild round ${round}` },
+      {
+        maxVirtualMs: o.maxVirtualMsPerPhase ?? 6 * 60_000,
+        stepMs: 15_000,
+        what: `rebuild round ${round}`,
+      },
     );
     log(`  round ${round} done (${((performance.now() - started) / 1000).toFixed(0)} s wall)`);
   }
@@ -185,5 +210,14 @@ export async function runFleet(system: System, o: FleetOptions): Promise<FleetRe
     builds: members.reduce((n, m) => n + builtCount(system, m.key), 0),
     stalls: stalled.reduce((n, m) => n + system.progress.of(m.key).stalls.length, 0),
     wallMs: performance.now() - started,
+    honestForces: honest
+      .map((m) => ({ buildTimeMs: m.buildTimeMs, forces: system.progress.of(m.key).forces.length }))
+      .filter((x) => x.forces > 0),
+    stallReForces: stalled
+      .map((m) => ({
+        buildTimeMs: m.buildTimeMs,
+        forces: Math.max(0, system.progress.of(m.key).forces.length - 1),
+      }))
+      .filter((x) => x.forces > 0),
   };
 }

@@ -22,6 +22,7 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { VirtualClock } from './virtual-clock.js';
+import { WallClock } from './wall-clock.js';
 import { createSourceWatcherSim, type SourceWatcherSim } from './source-watcher-sim/index.js';
 import {
   startKubeProxy,
@@ -74,6 +75,11 @@ export interface SystemOptions {
   logForward?: (line: string) => void;
   /** Virtual start, epoch ms (default: the real now rounded down to a second). */
   startMs?: number;
+  /**
+   * Run on the real clock instead (test/harness/wall-clock.ts): timers fire by themselves and
+   * advance() waits real time. For wall-clock latency measurements only (bench P1).
+   */
+  realClock?: boolean;
   /** Broker delivery tuning: duplicates, reordering, seed, replica choice. */
   broker?: BrokerTuning;
   /** The source-watcher simulator's build time and RNG seed. */
@@ -137,7 +143,10 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
   }
   const quietMs = opts.quietMs ?? 10;
   const settleTimeoutMs = opts.settleTimeoutMs ?? 60_000;
-  const clock = new VirtualClock({ start: opts.startMs ?? Math.floor(Date.now() / 1000) * 1000 });
+  const clock =
+    opts.realClock === true
+      ? new WallClock()
+      : new VirtualClock({ start: opts.startMs ?? Math.floor(Date.now() / 1000) * 1000 });
   const progress = new ProgressLog(opts.onProgress);
   const logs = new LogCapture(opts.logForward);
   const cleanups: (() => Promise<void>)[] = [];
@@ -315,6 +324,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
         stopped = true;
         clock.setSettle(undefined);
         await cleanup();
+        if (clock instanceof WallClock) clock.stop();
       },
     };
     return system;

@@ -185,14 +185,14 @@ describe('status conditions through the subresource', () => {
     const name = await createPs();
     createdPs.push(name);
     await raw.patchClusterCustomObjectStatus(
-      { ...PS, name, body: { status: { variants: [{ name: 'default' }], conditions: [] } } },
+      { ...PS, name, body: { status: { variants: 'default,extra', conditions: [] } } },
       mergePatch,
     );
     const conditions = [condition('Ready', 'Unknown', 'AwaitingSourceWatcherRecovery')];
     const returned = await kube.patchPackageSourceConditions(name, conditions);
     expect(returned.status?.conditions).toEqual(conditions);
     const stored = await readPs(name);
-    expect(stored.status).toEqual({ variants: [{ name: 'default' }], conditions });
+    expect(stored.status).toEqual({ variants: 'default,extra', conditions });
   });
 
   it('a status sent to the main resource is ignored', async () => {

@@ -174,11 +174,11 @@ describe('test API server: status subresource and generation', () => {
     const name = ps.metadata?.name ?? '';
     await writePackageSourceStatus(name, {
       conditions: [ready({ status: 'True', reason: 'Succeeded', message: 'ok' })],
-      variants: [{ name: 'default' }],
+      variants: 'default,extra',
     });
     const after = await getPackageSource(name);
     expect(after.status?.conditions?.[0]?.reason).toBe('Succeeded');
-    expect(after.status?.variants).toEqual([{ name: 'default' }]);
+    expect(after.status?.variants).toBe('default,extra');
     expect(after.metadata?.generation).toBe(1);
   });
 });

@@ -2,8 +2,8 @@
 // knative/ and for each overlay is sent as a server-side apply with dryRun=All and
 // fieldValidation=Strict (what `kubectl apply --server-side --dry-run=server` does), as the admin.
 // The API server checks each object against the real core and RBAC APIs, the upstream Knative
-// Service CRD (knative.dev/serving), and our fixtures for the Knative Eventing kinds, which no
-// served module ships. An unknown or misspelt field, a wrong type, a missing required field or an
+// Service CRD (knative.dev/serving), and the verbatim Knative Eventing v1.20 CRDs of
+// ../shared/crds/ (docs/adr/0031-upstream-crds.md). An unknown or misspelt field, a wrong type, a missing required field or an
 // unknown kind fails the test. Nothing is persisted.
 
 import { readdirSync, statSync } from 'node:fs';
@@ -151,10 +151,15 @@ describe('knative/ passes server-side dry-run against the real API server', () =
     };
     const service = pick('Service');
     (service['spec'] as Record<string, unknown>)['templat'] = {};
+    // Knative's real Trigger schema requires nothing (its webhook does: a Trigger without a
+    // subscriber passes the schema), so the wrong type is what the API server can refuse here.
     const trigger = pick('Trigger');
-    delete (trigger['spec'] as Record<string, unknown>)['subscriber'];
+    (trigger['spec'] as Record<string, unknown>)['broker'] = 5;
     const source = pick('ApiServerSource');
-    (source['spec'] as Record<string, unknown>)['mode'] = 'Everything';
+    // Nor does its ApiServerSource schema enumerate the modes (the webhook checks them).
+    (source['spec'] as Record<string, unknown>)['mode'] = ['Resource'];
+    const noResources = pick('ApiServerSource');
+    delete (noResources['spec'] as Record<string, unknown>)['resources'];
     const role = pick('ClusterRole');
     (role['rules'] as Record<string, unknown>[])[0]!['verbz'] = ['get'];
     const ping = pick('PingSource');
@@ -164,8 +169,9 @@ describe('knative/ passes server-side dry-run against the real API server', () =
     // naming the field.
     for (const [what, o, field] of [
       ['Knative Service with spec.templat', service, 'templat'],
-      ['Trigger without a subscriber', trigger, 'subscriber'],
-      ['ApiServerSource with mode Everything', source, 'mode'],
+      ['Trigger with a numeric broker', trigger, 'broker'],
+      ['ApiServerSource with a list for its mode', source, 'mode'],
+      ['ApiServerSource without resources', noResources, 'resources'],
       ['ClusterRole rule with verbz', role, 'verbz'],
       ['PingSource with a numeric schedule', ping, 'schedule'],
     ] as const) {

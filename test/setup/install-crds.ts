@@ -3,18 +3,23 @@
 //   - upstream CRDs, put into test/crds/.cache/crds/ from the Go module cache by
 //     test/crds/generate.sh (ArtifactGenerator generated with controller-gen from
 //     source-watcher/api/v2, source-controller's config/crd/bases, the Knative Service);
-//   - our fixtures (test/fixtures/crds/*.yaml) for what no served module ships: Cozystack's
-//     PackageSource and Knative Eventing's PingSource, Broker, Trigger, ApiServerSource and
-//     SinkBinding.
+//   - the verbatim upstream CRDs that no served Go module carries, read from ../shared/crds/ beside
+//     the repository (Cozystack's PackageSource; Knative Eventing v1.20's PingSource, Broker,
+//     Trigger, ApiServerSource and SinkBinding), each checked against its SHA256SUMS line first.
+//     The one change made to them: a `Webhook` conversion strategy becomes `None`, because the test
+//     cluster has no Knative webhook to call (PingSource serves v1 and v1beta2; with `None` the
+//     API server only rewrites apiVersion, which is all a test that reads v1 needs).
 
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from './apiserver-process.js';
 
-export const CRD_FIXTURE_DIR = join(REPO_ROOT, 'test', 'fixtures', 'crds');
+/** `../shared/crds/` relative to the repository root (CI puts a read-only copy there). */
+export const SHARED_CRD_DIR = join(REPO_ROOT, '..', 'shared', 'crds');
 export const UPSTREAM_CRD_DIR = join(REPO_ROOT, 'test', 'crds', '.cache', 'crds');
 export const UPSTREAM_CRD_SCRIPT = join(REPO_ROOT, 'test', 'crds', 'generate.sh');
 
@@ -30,25 +35,70 @@ export async function prepareUpstreamCrds(): Promise<void> {
   }
 }
 
-/** Upstream CRDs and our fixtures, every CRD once (a name in both is an error). */
+/** Generated upstream CRDs and the shared verbatim ones, every CRD once (a name in both fails). */
 export async function loadAllCrds(): Promise<k8s.V1CustomResourceDefinition[]> {
-  const upstream = await loadCrdFixtures(UPSTREAM_CRD_DIR);
+  const upstream = await loadCrdFiles(UPSTREAM_CRD_DIR);
   if (upstream.length === 0) {
     throw new Error(`no upstream CRDs in ${UPSTREAM_CRD_DIR}: run bash ${UPSTREAM_CRD_SCRIPT}`);
   }
-  const ours = await loadCrdFixtures(CRD_FIXTURE_DIR);
+  const shared = await loadSharedCrds();
   const names = new Set(upstream.map((c) => c.metadata?.name));
-  const twice = ours.filter((c) => names.has(c.metadata?.name)).map((c) => c.metadata?.name);
-  if (twice.length > 0) throw new Error(`CRDs both upstream and in fixtures: ${twice.join(', ')}`);
-  return [...upstream, ...ours];
+  const twice = shared.filter((c) => names.has(c.metadata?.name)).map((c) => c.metadata?.name);
+  if (twice.length > 0) {
+    throw new Error(`CRDs both generated and in ${SHARED_CRD_DIR}: ${twice.join(', ')}`);
+  }
+  return [...upstream, ...shared];
+}
+
+/**
+ * Every file listed in `dir`/SHA256SUMS, checksum verified, parsed, with a `Webhook` conversion
+ * turned into `None` (no Knative webhook in the test cluster). A missing directory, a missing or
+ * changed file, or a list with no CRD is an error naming the file: the tests must not run on
+ * other schemas than the recorded ones.
+ */
+export async function loadSharedCrds(
+  dir = SHARED_CRD_DIR,
+): Promise<k8s.V1CustomResourceDefinition[]> {
+  let sums: string;
+  try {
+    sums = await readFile(join(dir, 'SHA256SUMS'), 'utf8');
+  } catch (e) {
+    throw new Error(
+      `the upstream CRDs are missing: ${join(dir, 'SHA256SUMS')} (${(e as Error).message}); ` +
+        'the repository expects ../shared/crds/ beside it',
+      { cause: e },
+    );
+  }
+  const crds: k8s.V1CustomResourceDefinition[] = [];
+  for (const line of sums.split('\n')) {
+    const m = /^([0-9a-f]{64})\s+\*?(\S+)$/.exec(line.trim());
+    if (m === null) {
+      if (line.trim() !== '')
+        throw new Error(`${join(dir, 'SHA256SUMS')}: bad line ${JSON.stringify(line)}`);
+      continue;
+    }
+    const [, want, file] = m as unknown as [string, string, string];
+    const bytes = await readFile(join(dir, file));
+    const got = createHash('sha256').update(bytes).digest('hex');
+    if (got !== want) {
+      throw new Error(`${join(dir, file)}: sha256 ${got}, but SHA256SUMS says ${want}`);
+    }
+    for (const doc of parseAllDocuments(bytes.toString('utf8'))) {
+      const value = doc.toJS() as k8s.V1CustomResourceDefinition | null;
+      if (value?.kind !== 'CustomResourceDefinition') continue;
+      if (value.spec.conversion?.strategy === 'Webhook')
+        value.spec.conversion = { strategy: 'None' };
+      crds.push(value);
+    }
+  }
+  if (crds.length === 0) throw new Error(`no CRD listed in ${join(dir, 'SHA256SUMS')}`);
+  return crds;
 }
 
 const READY_TIMEOUT_MS = 60_000;
 const POLL_MS = 100;
 
-export async function loadCrdFixtures(
-  dir = CRD_FIXTURE_DIR,
-): Promise<k8s.V1CustomResourceDefinition[]> {
+export async function loadCrdFiles(dir: string): Promise<k8s.V1CustomResourceDefinition[]> {
   let files: string[];
   try {
     files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();

@@ -1,5 +1,5 @@
 // The test cluster, ready for the product: build (cached) and start the control plane
-// (test/apiserver), install the upstream CRDs and our fixtures, and the identities rendered from
+// (test/apiserver), install the upstream CRDs (generated, and the verbatim ones of ../shared/crds/), and the identities rendered from
 // knative/ with a token per ServiceAccount. Used by the vitest global setup, `npm start` and the
 // benchmarks, so all three run the same cluster with RBAC enforced.
 

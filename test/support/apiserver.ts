@@ -114,7 +114,9 @@ export function makePackageSource(fixture: PackageSourceFixture = {}): PackageSo
     apiVersion: PS_API_VERSION,
     kind: PS_KIND,
     metadata: { name: fixture.name ?? uniqueName('pks') },
-    spec: fixture.spec ?? { sourceRef: { kind: 'OCIRepository', name: 'cozystack-packages' } },
+    spec: fixture.spec ?? {
+      sourceRef: { kind: 'OCIRepository', name: 'cozystack-packages', namespace: 'cozy-public' },
+    },
   };
 }
 

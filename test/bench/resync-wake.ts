@@ -1,0 +1,81 @@
+// The deployed detect's usual wake-up (issue 21): scaled to zero, woken by the resync PingSource
+// every 5 minutes, and the sweep loads @kubernetes/client-node at once. Spawn `node
+// dist/functions/detect/main.js` against the real test API server, post the resync ping until it
+// is answered: spawn -> the sweep answered (client load, TLS, the paged list, the alarm), then
+// the process's RSS. The AGs are healthy (the sweep emits nothing; the sink counts).
+
+import { KubeConfig } from '@kubernetes/client-node';
+import { PING } from '../../shared/core/events.js';
+import { startCountingServer } from './counting-server.js';
+import { spawnServer, timeToFirstAnswer } from './processes.js';
+import { createRawKube, healthyStatus, pool, rfc3339 } from './raw-kube.js';
+import type { BenchContext } from './types.js';
+
+/** Healthy AGs in the cluster while the sweep runs (a Cozystack install has tens). */
+export const WAKE_AGS = 100;
+
+export interface WakeSample {
+  /** spawn -> the resync ping answered 200. */
+  readonly ms: number;
+  /** RSS of the process after it answered the sweep. */
+  readonly rssKb: number;
+}
+
+/** Binary-mode headers of the resync PingSource's event. */
+export function resyncPingHeaders(namespace = 'source-watcher-recovery'): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'ce-specversion': '1.0',
+    'ce-id': 'bench-resync-ping',
+    'ce-type': PING,
+    'ce-source': `/apis/v1/namespaces/${namespace}/pingsources/resync`,
+  };
+}
+
+/** Creates WAKE_AGS healthy AGs in `namespace`, runs `runs` wake-ups, deletes the AGs. */
+export async function measureResyncWake(
+  ctx: BenchContext,
+  namespace: string,
+  runs: number,
+): Promise<{ samples: WakeSample[]; ags: number }> {
+  const server = await ctx.apiServer();
+  const scripts = await ctx.scripts();
+  const kc = new KubeConfig();
+  kc.loadFromFile(server.kubeconfigPath);
+  const raw = createRawKube(kc);
+  const at = rfc3339(Date.now());
+  await pool(
+    Array.from({ length: WAKE_AGS }, (_, i) => `wake-${i}`),
+    16,
+    async (name) => {
+      const created = await raw.createAg(namespace, name, undefined, 'compact');
+      await raw.patchAgStatus(
+        namespace,
+        name,
+        healthyStatus(created.metadata?.generation ?? 1, at, 'compact'),
+      );
+    },
+  );
+  const sink = await startCountingServer(202);
+  try {
+    const samples: WakeSample[] = [];
+    const env = { KUBECONFIG: server.kubeconfigPath, K_SINK: `${sink.url}/`, LOG_LEVEL: 'warn' };
+    for (let i = 0; i < runs; i++) {
+      const detect = await spawnServer(scripts.detect, env);
+      try {
+        const { ms, answer } = await timeToFirstAnswer(detect, resyncPingHeaders(), '{}');
+        if (answer.status !== 200 || !answer.body.includes('swept')) {
+          throw new Error(`the resync sweep answered ${answer.status}: ${answer.body}`);
+        }
+        samples.push({ ms, rssKb: await detect.rssKb() });
+      } finally {
+        await detect.stop();
+      }
+    }
+    if (sink.total() !== 0) throw new Error(`the sweep of healthy AGs emitted ${sink.total()}`);
+    return { samples, ags: WAKE_AGS };
+  } finally {
+    await sink.close();
+    await raw.deleteAllAgs(namespace);
+  }
+}
