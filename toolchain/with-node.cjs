@@ -1,4 +1,4 @@
-// Runs a command on the Node major package.json's engines names (docs/adr/0034-node-26.md).
+// Runs a command on the Node major package.json's engines names (docs/adr/0034-node-24.md).
 //
 //   node toolchain/with-node.cjs <command> [args...]
 //

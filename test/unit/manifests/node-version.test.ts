@@ -2,7 +2,7 @@
 // engines, in every stage of the Dockerfile, in toolchain/ (the exact Node CI installs from the npm
 // registry, and the local image base is made from), in the check .ci/run makes before it tests,
 // in every npm script (through toolchain/with-node.cjs), and in the Node these tests run on (CI
-// runs them, so this is the major CI tests on). docs/adr/0034-node-26.md.
+// runs them, so this is the major CI tests on). docs/adr/0034-node-24.md.
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -85,10 +85,28 @@ describe('one Node major for the tests, CI and the image', () => {
     }
   });
 
+  it("CI builds the image on toolchain/'s Node, then runs it (docs/adr/0035)", () => {
+    const build = read('.ci/image/build.sh');
+    expect(build).toContain('node_pkg="toolchain/node_modules/node-linux-${arch}"');
+    expect(build).toMatch(/install -D -m 0755 \$node_pkg\/bin\/node /);
+    expect(build).toMatch(/--build-arg "NODE_IMAGE=\$base"/);
+    expect(build).toMatch(/-f Dockerfile \.(\s|$)/);
+    const run = read('.ci/run');
+    const tests = run.search(/^npm test$/m);
+    const image = run.search(/^bash \.ci\/image\/build\.sh$/m);
+    const smoke = run.search(/^npm run test:image$/m);
+    expect(tests).toBeGreaterThan(-1);
+    expect(image).toBeGreaterThan(tests);
+    expect(smoke).toBeGreaterThan(image);
+  });
+
   it('every npm script that runs the project runs through toolchain/with-node.cjs', () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> })
       .scripts;
-    for (const name of ['start', 'test', 'test:unit', 'test:e2e', 'bench', 'build', 'lint']) {
+    // `build` is the exception: the Dockerfile runs it inside the image (on the image's Node),
+    // where toolchain/ is not copied; it only compiles.
+    expect(scripts['build']).toBe('tsc -p tsconfig.build.json');
+    for (const name of ['start', 'test', 'test:unit', 'test:e2e', 'test:image', 'bench', 'lint']) {
       const script = scripts[name] ?? '';
       const commands = script.split('&&').map((c) => c.trim());
       expect(commands.length, name).toBeGreaterThan(0);
