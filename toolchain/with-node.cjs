@@ -94,7 +94,10 @@ function chooseNode(major) {
     );
     if (status !== 0) fail(`npm ci --prefix toolchain failed (exit ${status})`);
     const got = versionOf(bin);
-    if (got !== `v${pinned}`) fail(`${bin} is ${got || 'not runnable'}, expected v${pinned}`);
+    // npm ci skips an optional package it cannot install or whose integrity does not match.
+    if (got !== `v${pinned}`) {
+      fail(`${bin} is ${got || 'missing or not runnable'}, expected v${pinned} (see npm's output)`);
+    }
   }
   process.stderr.write(`with-node: running on Node ${pinned} from toolchain/ (not ${here})\n`);
   const toolchainBin = path.join(TOOLCHAIN, 'node_modules', '.bin');
@@ -116,8 +119,11 @@ function main() {
     if (status !== 0) process.exit(status);
   }
   const child = spawn(argv[0], argv.slice(1), { stdio: 'inherit', env });
-  const forward = (signal) => () => child.kill(signal);
-  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, forward(s));
+  // Ctrl-C reaches the child from the terminal (same process group): forwarding SIGINT too would
+  // make it a second one, which ends `npm start` before it has stopped its cluster. SIGTERM and
+  // SIGHUP (sent to this process by name) are passed on.
+  process.on('SIGINT', () => undefined);
+  for (const s of ['SIGTERM', 'SIGHUP']) process.on(s, () => child.kill(s));
   child.on('error', (err) => fail(`${argv[0]}: ${err.message}`));
   child.on('exit', (code, signal) => {
     if (signal !== null) {
