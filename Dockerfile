@@ -1,8 +1,11 @@
 # One image for all four functions. Each Knative Service picks its entry point with `command`
 # (knative/*/service-*.yaml); the default below runs detect.
 # Build: docker build -t ghcr.io/cozystack/source-watcher-recovery:0.1.0 .
-# The Node major CI tests on: package.json engines, .ci/run and this image agree (a test checks).
-ARG NODE_IMAGE=node:20-alpine
+# The Node major CI tests on: package.json engines, toolchain/, .ci/run and this image agree (a
+# test checks; docs/adr/0034-node-24.md). CI builds this same file on a base made locally from
+# Debian packages and toolchain/'s Node, passed in as NODE_IMAGE (.ci/image/build.sh,
+# docs/adr/0035-image-built-in-ci.md).
+ARG NODE_IMAGE=node:24-alpine
 
 # --- build: all dependencies, compile TypeScript to dist/ ---
 FROM ${NODE_IMAGE} AS build

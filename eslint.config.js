@@ -101,6 +101,15 @@ export default tseslint.config(
     },
   },
   {
+    // toolchain/with-node.cjs runs before the right Node is chosen, on any Node: plain CommonJS.
+    files: ['**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // process.env is read in exactly one place: the config loader.
     files: ['functions/**/*.ts', 'shared/**/*.ts'],
     ignores: ['shared/runtime/env.ts'],

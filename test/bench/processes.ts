@@ -155,7 +155,9 @@ export async function timeToFirstAnswer(
       const code = (e as { code?: unknown }).code;
       if (code !== 'ECONNREFUSED' && code !== 'ECONNRESET') throw e;
       if (performance.now() > deadline) {
-        throw new Error(`no answer within ${timeoutMs} ms; output:\n${server.outputTail()}`);
+        throw new Error(`no answer within ${timeoutMs} ms; output:\n${server.outputTail()}`, {
+          cause: e,
+        });
       }
       await new Promise((r) => setTimeout(r, 2));
     }

@@ -84,6 +84,7 @@ export async function startApiServer(binary = APISERVER_BINARY): Promise<Running
     const reason = err instanceof Error ? err.message : String(err);
     throw new Error(
       `test API server did not start: ${reason}\n--- server stderr (tail) ---\n${stderr}`,
+      { cause: err },
     );
   }
 }

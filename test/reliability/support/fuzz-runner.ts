@@ -101,7 +101,9 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     try {
       answer = await client.post(req.headers, req.body);
     } catch (e) {
-      throw new Error(describeAnswer(req, undefined, `no answer: ${(e as Error).message}`));
+      throw new Error(describeAnswer(req, undefined, `no answer: ${(e as Error).message}`), {
+        cause: e,
+      });
     }
     const calls = opts.proxy.callsMatching({ clientTag: opts.tag });
     const writes = calls.filter((c) => !READ_VERBS.has(c.verb));

@@ -1,6 +1,7 @@
-// The Dockerfile (no Docker engine here, so it is read, not built): multi-stage on a Node LTS
-// image, production dependencies only in the final stage, non-root, default entry point a real
-// function; and .dockerignore lets in exactly what the build copies.
+// The Dockerfile, read: multi-stage on a Node LTS image, production dependencies only in the final
+// stage, non-root, default entry point a real function; and .dockerignore lets in exactly what the
+// build copies. CI also builds it with podman and runs the image (.ci/image/, test/image/,
+// docs/adr/0035-image-built-in-ci.md).
 
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';

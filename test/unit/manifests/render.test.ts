@@ -80,13 +80,14 @@ function yamlFiles(dir: string): string[] {
 
 describe('kubectl', () => {
   it('is installed (the manifest tests render with `kubectl kustomize`)', () => {
-    let version = '';
+    let version: string;
     try {
       version = execFileSync(kubectlBinary(), ['version', '--client'], { encoding: 'utf8' });
     } catch (e) {
       throw new Error(
         `kubectl is required by the manifest tests and could not run ("${kubectlBinary()}"): ` +
           `${(e as Error).message}. Install kubectl or set KUBECTL.`,
+        { cause: e },
       );
     }
     expect(version).toMatch(/Kustomize Version|Client Version/);
