@@ -83,8 +83,8 @@ export const p6: BenchModule = {
       await run();
       return pages.count - before;
     };
-    let sweepPages = 0;
-    let listPages = 0;
+    let sweepPages: number;
+    let listPages: number;
     const sink = await startEventSink();
     const fns = await startInProcessFunctions(() => kube, sink.url);
     const sweepMs: number[] = [];

@@ -111,7 +111,9 @@ describe('timeline properties (one AG, random events and source-watcher answers)
         fc.pre(s.cfg.backoffInitialMs > SW_RETRY_MS + SEC);
         const run = simulate(s);
         expect(run.giveUpAt).not.toBeNull();
-        expect(run.giveUpAt ?? Infinity).toBeLessThanOrEqual(giveUpBound(s.cfg));
+        // While the honest failure shows, the honest condition wins over the verdict: a failure
+        // that straddles the end of the final window delays the give-up by its retry (750 ms).
+        expect(run.giveUpAt ?? Infinity).toBeLessThanOrEqual(giveUpBound(s.cfg) + SW_RETRY_MS);
         expect(run.forces.map((f) => f.attempt)).toEqual(
           Array.from({ length: s.cfg.maxAttempts }, (_, i) => i + 1),
         );

@@ -47,6 +47,7 @@ const EXPECTED_GRANTS: Record<string, string[]> = {
   ],
   'force-drift': [
     `* ${AG}/artifactgenerators get`,
+    `* ${AG}/artifactgenerators list`,
     `* ${AG}/artifactgenerators patch`,
     `* ${AG}/artifactgenerators/status patch`,
     `* ${PS}/packagesources get`,
@@ -229,7 +230,12 @@ describe('what each identity can and cannot do', () => {
     ['force-drift', 'gets an AG', ag('get'), true],
     ['force-drift', 'patches AG annotations', ag('patch'), true],
     ['force-drift', 'patches AG status', ag('patch', { subresource: 'status' }), true],
-    ['force-drift', 'cannot list AGs', ag('list', { ...allNs }), false],
+    [
+      'force-drift',
+      'lists AGs (one name at one revision: the signal check, ADR 43)',
+      ag('list', { ...allNs }),
+      true,
+    ],
     ['force-drift', 'cannot delete an AG', ag('delete'), false],
     ['force-drift', 'cannot update (PUT) an AG', ag('update'), false],
     ['force-drift', 'cannot patch a PackageSource', ps('patch', { subresource: 'status' }), false],
