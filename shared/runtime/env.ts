@@ -31,6 +31,10 @@ export interface FunctionConfig {
     /** Deadline of each Event request; Events are best effort. */
     readonly writeTimeoutMs: number;
   };
+  /** heal-external-artifacts (docs/adr/0038): RECOVERY_HEAL_EXTERNAL_ARTIFACTS on|off. */
+  readonly heal: {
+    readonly enabled: boolean;
+  };
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -110,6 +114,11 @@ export function loadConfig(
     text('POD_NAME') ?? text('HOSTNAME') ?? text('K_REVISION') ?? 'unknown',
   );
 
+  const healText = (text('RECOVERY_HEAL_EXTERNAL_ARTIFACTS') ?? 'on').toLowerCase();
+  if (healText !== 'on' && healText !== 'off') {
+    errors.push(`RECOVERY_HEAL_EXTERNAL_ARTIFACTS="${healText}": expected on or off`);
+  }
+
   if (errors.length > 0 || recovery === undefined) {
     throw new ConfigError(errors);
   }
@@ -124,6 +133,7 @@ export function loadConfig(
     resyncPingSource,
     kubeRequestTimeoutMs,
     events: { reportingInstance, writeTimeoutMs: eventWriteTimeoutMs },
+    heal: { enabled: healText === 'on' },
   };
 }
 
