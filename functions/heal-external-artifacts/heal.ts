@@ -64,7 +64,9 @@ export async function healGenerator(
       return decision.why;
     }
     const drift = decision.drift.map((d) => `${d.kind} ${d.namespace}/${d.name}`);
-    const recreated = decision.recreate.map((t) => `${t.namespace}/${t.name}`);
+    const recreated = decision.recreate.map(
+      (t) => `${t.namespace}/${t.name} (status.artifact.digest owned by ${t.owner})`,
+    );
     const fields = { drift, recreate: recreated, bump: decision.bump };
     const now = deps.clock.now();
     if (deps.config.recovery.mode === 'observe') {

@@ -65,7 +65,10 @@ export type EventStep =
       kind: 'healed' | 'would-heal';
       /** What drifted: "missing ns/name" or "digest ns/name". */
       drift: string[];
-      /** ExternalArtifacts deleted (to be) so that source-watcher re-creates them. */
+      /**
+       * ExternalArtifacts deleted (to be) so that source-watcher re-creates them, each as
+       * "ns/name (status.artifact.digest owned by MANAGER)".
+       */
       recreated: string[];
       bumped: boolean;
       /** What makes two reports the same heal (the bump's requestedAt, or the objects judged). */
@@ -181,7 +184,7 @@ export function stepContent(step: EventStep, subject: EventSubject): StepContent
     case 'would-heal': {
       const what =
         (step.recreated.length > 0
-          ? `deleted ${step.recreated.join(', ')} (its status.artifact.digest was owned by another field manager) so that source-watcher re-creates it`
+          ? `deleted ${step.recreated.join(', ')} so that source-watcher re-creates it`
           : '') +
         (step.recreated.length > 0 && step.bumped ? ', and ' : '') +
         (step.bumped
