@@ -400,3 +400,104 @@ describe('heal-external-artifacts', () => {
     expect(callsSince(m)).toEqual([]);
   });
 });
+
+describe('heal-external-artifacts on a degraded API server', () => {
+  // Each call in turn fails (5xx, 429, a cut connection, a timeout): the answer is 503 (the Broker
+  // redelivers), nothing half done is left that the redelivery cannot finish, and the redelivery
+  // heals with one bump in all.
+  it.each<
+    [
+      string,
+      { verb: 'get' | 'list' | 'delete' | 'patch'; resource: string },
+      'status' | 'reset' | 'timeout',
+      number,
+    ]
+  >([
+    ['the AG read', { verb: 'get', resource: 'artifactgenerators' }, 'status', 503],
+    ['the ExternalArtifact list', { verb: 'list', resource: 'externalartifacts' }, 'status', 429],
+    ['the delete', { verb: 'delete', resource: 'externalartifacts' }, 'reset', 0],
+    ['the bump', { verb: 'patch', resource: 'artifactgenerators' }, 'status', 500],
+    ['the bump (timeout)', { verb: 'patch', resource: 'artifactgenerators' }, 'timeout', 0],
+  ])(
+    '%s fails: 503, then the redelivery heals with one bump',
+    async (_what, match, kind, status) => {
+      const s = await startHeal({ KUBE_REQUEST_TIMEOUT_MS: '1000' });
+      const { ag, ea } = await settledPair();
+      const changed = await patchDigestAsKubectl(ea, digestOf(5));
+      const rule =
+        kind === 'status'
+          ? { kind, status, match: { clientTag: TAG, ...match }, times: 1 }
+          : kind === 'timeout'
+            ? { kind, delayMs: 3000, match: { clientTag: TAG, ...match }, times: 1 }
+            : { kind, match: { clientTag: TAG, ...match }, times: 1 };
+      const fault = proxy.addFault(rule as Parameters<KubeProxy['addFault']>[0]);
+      const m = mark();
+      const first = await postEvent(s.url, eaEvent(changed));
+      fault.remove();
+      expect(first.status).toBe(503);
+      // The redelivery (the Broker resends the same event).
+      const again = await postEvent(s.url, eaEvent(changed));
+      expect(again).toMatchObject({ status: 200 });
+      const current = await getArtifactGenerator(agRefOf(ag), kc);
+      expect(current.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeDefined();
+      expect(await readEa(ea.metadata?.name ?? '')).toBeUndefined();
+      const bumps = callsSince(m).filter(
+        (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.status === 200,
+      );
+      expect(bumps).toHaveLength(1);
+    },
+  );
+
+  it('the bump applied but its answer lost: 503, and the redelivery finds it pending (no second bump)', async () => {
+    const s = await startHeal();
+    const { ag, ea } = await settledPair();
+    await deleteEa(ea);
+    const fault = proxy.addFault({
+      kind: 'status',
+      status: 500,
+      phase: 'after',
+      match: { clientTag: TAG, verb: 'patch', resource: 'artifactgenerators' },
+      times: 1,
+    });
+    const m = mark();
+    expect((await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).status).toBe(503);
+    fault.remove();
+    expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
+      status: 200,
+      body: { result: 'request-pending' },
+    });
+    const applied = callsSince(m).filter(
+      (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.upstreamStatus === 200,
+    );
+    expect(applied).toHaveLength(1);
+    expect(
+      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
+        ANNOTATION_REQUESTED_AT
+      ],
+    ).toBeDefined();
+  });
+
+  it('Events refused (403): the heal is still done and answered 200', async () => {
+    const s = await startHeal();
+    const { ag, ea } = await settledPair();
+    await deleteEa(ea);
+    const fault = proxy.addFault({
+      kind: 'status',
+      status: 403,
+      match: { clientTag: TAG, resource: 'events' },
+    });
+    try {
+      expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
+        status: 200,
+        body: { result: 'healed' },
+      });
+    } finally {
+      fault.remove();
+    }
+    expect(
+      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
+        ANNOTATION_REQUESTED_AT
+      ],
+    ).toBeDefined();
+  });
+});
