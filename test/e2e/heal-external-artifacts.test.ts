@@ -16,6 +16,7 @@ import {
 import {
   AG_NAMESPACE,
   MINUTE,
+  createPair,
   SECOND,
   kc,
   readAg,
@@ -272,6 +273,57 @@ describe('e2e: heal-external-artifacts', () => {
       brokerStats: JSON.stringify(duplicates),
       wall: wall(),
     });
+  });
+
+  it('respects the recovery: no bump while force-drift works on the AG; its forced rebuild re-creates the ExternalArtifact', async () => {
+    const system = await start();
+    // A lost Ready write on the first build, and builds long enough to act inside the recovery.
+    const pair = await createPair(system, {
+      bare: true,
+      lose: { times: 1 },
+      prefix: 'ea-rec',
+      beforeCreate: (key) => system.sim.setBuildTimeOf(key, 10 * SECOND),
+    });
+    await system.runUntil(() => system.progress.of(pair.key).forces.length === 1, {
+      maxVirtualMs: MINUTE,
+      stepMs: 500,
+      what: 'the first force',
+    });
+    await deleteEa(pair.name);
+    await system.advance(2 * SECOND);
+    // The delete reached the function, which left the AG to the recovery.
+    expect(
+      system.knative.broker.deliveries.filter(
+        (d) => d.trigger === 'heal-external-artifacts-delete',
+      ),
+    ).not.toEqual([]);
+    expect(system.writesBy(HEAL)).toEqual([]);
+    await system.runUntil(
+      async () => system.progress.of(pair.key).recoveries.length === 1 && (await inStep(pair.name)),
+      { maxVirtualMs: 2 * MINUTE, stepMs: 500, what: 'recovered, the ExternalArtifact back' },
+    );
+    expect(system.progress.of(pair.key).forces).toHaveLength(1);
+    expect(system.writesBy(HEAL)).toEqual([]);
+  });
+
+  it('the rebuild its bump asked for loses its Ready write (fluxcd/pkg#934): the recovery forces it as its own attempt 1 and it recovers', async () => {
+    const system = await start();
+    const [name = ''] = await settledAgs(system, 1, 'ea-934');
+    const key = `${AG_NAMESPACE}/${name}`;
+    system.sim.loseConditionsWrite(key, { times: 1 });
+    await deleteEa(name);
+    await system.runUntil(
+      async () => system.progress.of(key).recoveries.length === 1 && (await inStep(name)),
+      { maxVirtualMs: 3 * MINUTE, stepMs: 500, what: 'forced, recovered and in step' },
+    );
+    expect(bumpsOf(system, name)).toBe(1);
+    expect(system.progress.of(key).forces.map((f) => f.attempt)).toEqual([1]);
+    expect(readyCondition(await readAg(kc, { namespace: AG_NAMESPACE, name }))?.status).toBe(
+      'True',
+    );
+    // Healthy again, the tracking is gone, and the heal made no second bump.
+    await system.advance(MINUTE);
+    expect(bumpsOf(system, name)).toBe(1);
   });
 
   it('real clock: deleted ExternalArtifact -> re-created, p99 within 5 s', async () => {
