@@ -1,5 +1,6 @@
 // Read, decide, write for one AG. Round 0 reads from the API server's cache (the no-op path: at
-// most two cached reads, no write); after a failed precondition every read is fresh. Writes:
+// most two cached reads, no write); a heal is confirmed on fresh reads before anything is
+// written, and after a failed precondition every read is fresh. Writes:
 // delete a drifted ExternalArtifact whose digest another field manager owns (uid and
 // resourceVersion preconditions), then bump requestedAt with the AG's resourceVersion as
 // precondition, so replicas and redeliveries bump at most once per drift.
@@ -63,6 +64,9 @@ export async function healGenerator(
       log.debug({ why: decision.why, round }, 'left alone');
       return decision.why;
     }
+    // Decided on the cache: confirm on fresh reads before writing anything (a lagging cache, or
+    // an event copy without managedFields, must not make an honest build look foreign).
+    if (cached) continue;
     const drift = decision.drift.map((d) => `${d.kind} ${d.namespace}/${d.name}`);
     const recreated = decision.recreate.map(
       (t) => `${t.namespace}/${t.name} (status.artifact.digest owned by ${t.owner})`,
