@@ -24,3 +24,4 @@ export * from './short-hash.js';
 export * from './kube-event-content.js';
 export * from './kube-event-series.js';
 export * from './kube-event-steps.js';
+export * from './external-artifacts.js';

@@ -29,6 +29,11 @@ export const EVENT_ACTION_RESUME = 'ResumeForce';
 export const EVENT_ACTION_CLEAR = 'ClearTracking';
 export const EVENT_ACTION_GIVE_UP = 'GiveUp';
 export const EVENT_ACTION_OBSERVE = 'ObserveForce';
+/** heal-external-artifacts (docs/adr/0038). */
+export const EVENT_REASON_EA_HEALED = 'ExternalArtifactDriftHealed';
+export const EVENT_REASON_EA_WOULD_HEAL = 'ExternalArtifactDriftWouldHeal';
+export const EVENT_ACTION_HEAL = 'HealExternalArtifacts';
+export const EVENT_ACTION_OBSERVE_HEAL = 'ObserveHealExternalArtifacts';
 
 /** The API server refuses a note longer than this (bytes). */
 export const NOTE_MAX_BYTES = 1024;
@@ -63,7 +68,20 @@ export type EventStep =
       /** The PackageSource's uid: with it the verdict also gets an Event regarding the PackageSource. */
       packageSourceUid?: string | null;
     }
-  | { kind: 'would-force'; attempt: number; maxAttempts: number; stallAt: number | null };
+  | { kind: 'would-force'; attempt: number; maxAttempts: number; stallAt: number | null }
+  | {
+      kind: 'healed' | 'would-heal';
+      /** What drifted: "missing ns/name" or "digest ns/name". */
+      drift: string[];
+      /**
+       * ExternalArtifacts deleted (to be) so that source-watcher re-creates them, each as
+       * "ns/name (status.artifact.digest owned by MANAGER)".
+       */
+      recreated: string[];
+      bumped: boolean;
+      /** What makes two reports the same heal (the bump's requestedAt, or the objects judged). */
+      stamp: string;
+    };
 
 export type StalledStep = Extract<EventStep, { kind: 'stalled' }>;
 
@@ -171,6 +189,28 @@ export function stepContent(step: EventStep, subject: EventSubject): StepContent
           `(${ISSUE}); nothing was written`,
         stamp: stampOf(step.stallAt),
       };
+    case 'healed':
+    case 'would-heal': {
+      const what =
+        (step.recreated.length > 0
+          ? `deleted ${step.recreated.join(', ')} so that source-watcher re-creates it`
+          : '') +
+        (step.recreated.length > 0 && step.bumped ? ', and ' : '') +
+        (step.bumped
+          ? 'a new reconcile.fluxcd.io/requestedAt so that source-watcher rebuilds'
+          : '');
+      const observe = step.kind === 'would-heal';
+      return {
+        reason: observe ? EVENT_REASON_EA_WOULD_HEAL : EVENT_REASON_EA_HEALED,
+        action: observe ? EVENT_ACTION_OBSERVE_HEAL : EVENT_ACTION_HEAL,
+        type: 'Normal',
+        note:
+          `ExternalArtifacts drifted from the inventory (${step.drift.join(', ')}): ` +
+          (observe ? `observe mode: would write ${what}; nothing was written` : what) +
+          ' (fluxcd/source-watcher#346)',
+        stamp: step.stamp,
+      };
+    }
   }
 }
 

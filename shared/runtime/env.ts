@@ -37,6 +37,10 @@ export interface FunctionConfig {
     /** Deadline of each Event request; Events are best effort. */
     readonly writeTimeoutMs: number;
   };
+  /** heal-external-artifacts (docs/adr/0038): RECOVERY_HEAL_EXTERNAL_ARTIFACTS on|off. */
+  readonly heal: {
+    readonly enabled: boolean;
+  };
 }
 
 /** SWEEP_BUDGET_MS's default: 150 s of calls, + one call in flight + the alarm's, < 300 s. */
@@ -127,6 +131,11 @@ export function loadConfig(
     text('POD_NAME') ?? text('HOSTNAME') ?? text('K_REVISION') ?? 'unknown',
   );
 
+  const healText = (text('RECOVERY_HEAL_EXTERNAL_ARTIFACTS') ?? 'on').toLowerCase();
+  if (healText !== 'on' && healText !== 'off') {
+    errors.push(`RECOVERY_HEAL_EXTERNAL_ARTIFACTS="${healText}": expected on or off`);
+  }
+
   if (errors.length > 0 || recovery === undefined) {
     throw new ConfigError(errors);
   }
@@ -142,6 +151,7 @@ export function loadConfig(
     kubeRequestTimeoutMs,
     sweepBudgetMs,
     events: { reportingInstance, writeTimeoutMs: eventWriteTimeoutMs },
+    heal: { enabled: healText === 'on' },
   };
 }
 

@@ -3,6 +3,8 @@
 
 import type { Express } from 'express';
 import { existsSync } from 'node:fs';
+import type { ExternalArtifactPort } from '../kube/external-artifact-port.js';
+import { lazyExternalArtifactPort } from '../kube/external-artifact-lazy.js';
 import { lazyKubePort } from '../kube/lazy.js';
 import type { KubePort } from '../kube/port.js';
 import { systemClock, type Clock } from './clock.js';
@@ -14,6 +16,8 @@ export interface MainContext {
   readonly config: FunctionConfig;
   readonly logger: Logger;
   readonly kube: KubePort;
+  /** Flux ExternalArtifacts, built on first use like kube (only functions that use it call it). */
+  readonly externalArtifacts: ExternalArtifactPort;
   readonly clock: Clock;
   readonly isReady: () => boolean;
 }
@@ -55,6 +59,25 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
       process.exit(1);
     }
   });
+  const externalArtifacts = lazyExternalArtifactPort(async () => {
+    const { createExternalArtifactClient } = await import('../kube/external-artifact-client.js');
+    const { loadKubeConfig } = await import('../kube/config.js');
+    try {
+      return createExternalArtifactClient({
+        kubeConfig: loadKubeConfig(
+          config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
+        ),
+        requestTimeoutMs: config.kubeRequestTimeoutMs,
+      });
+    } catch (e) {
+      logger.fatal(
+        { err: { message: e instanceof Error ? e.message : String(e) } },
+        'no Kubernetes configuration',
+      );
+      logger.flush?.();
+      process.exit(1);
+    }
+  });
   let draining = false;
   let app: Express;
   try {
@@ -62,6 +85,7 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
       config,
       logger,
       kube,
+      externalArtifacts,
       clock: systemClock,
       isReady: () => !draining,
     });

@@ -5,6 +5,7 @@
 // every call is allowed (nothing missing), and every rule is used by some call (nothing granted
 // for nothing). `npm run test:rbac-rules` removes each rule in turn and shows a test failing.
 
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { CLIENTS, requestOf } from '../support/rbac-calls.js';
 import {
@@ -14,7 +15,9 @@ import {
   type PolicyRule,
 } from '../support/manifests.js';
 import {
+  AG_NAMESPACE,
   MINUTE,
+  type System,
   REASON_STALLED,
   createPair,
   kc,
@@ -30,10 +33,48 @@ function describeRule(rule: PolicyRule): string {
   return `${rule.from ?? '?'}: ${rule.verbs.join(',')} ${rule.resources.join(',')}${names}`;
 }
 
+async function healByHand(system: System, name: string): Promise<void> {
+  const ea = { group: 'source.toolkit.fluxcd.io', version: 'v1', plural: 'externalartifacts' };
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const uidOf = async (): Promise<string | undefined> =>
+    (
+      (await api
+        .getNamespacedCustomObject({ ...ea, namespace: AG_NAMESPACE, name })
+        .catch(() => undefined)) as { metadata?: { uid?: string } } | undefined
+    )?.metadata?.uid;
+  const before = await uidOf();
+  expect(before, 'the simulator generated the ExternalArtifact').toBeDefined();
+  await api.patchNamespacedCustomObjectStatus(
+    {
+      ...ea,
+      namespace: AG_NAMESPACE,
+      name,
+      fieldManager: 'kubectl-patch',
+      body: { status: { artifact: { digest: `sha256:${'f'.repeat(64)}` } } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await system.runUntil(
+    async () => {
+      const now = await uidOf();
+      return now !== undefined && now !== before;
+    },
+    { maxVirtualMs: MINUTE, stepMs: 500, what: 'the ExternalArtifact re-created' },
+  );
+  expect(
+    system.proxy.count({
+      clientTag: 'heal-external-artifacts',
+      resource: 'events',
+      verb: 'create',
+    }),
+  ).toBeGreaterThan(0);
+}
+
 describe('e2e: RBAC from behaviour', () => {
   it('every call each function makes is allowed by its role, and every rule is used', async () => {
     const wall = wallClock();
-    const system = await startSystem();
+    // The simulator generates ExternalArtifacts, so heal-external-artifacts has work (below).
+    const system = await startSystem({ sourceWatcher: { externalArtifacts: true } });
     // stuck -> forced -> recovered
     const healed = await createPair(system, { lose: { times: 1 }, prefix: 'healed' });
     // source-watcher never records a verdict -> SourceWatcherStalled
@@ -45,6 +86,10 @@ describe('e2e: RBAC from behaviour', () => {
         (await readAlarm(kc)) === undefined,
       { maxVirtualMs: 16 * MINUTE, what: 'recovery, verdict and the alarm removed' },
     );
+
+    // heal-external-artifacts: the healed AG's ExternalArtifact changed by hand (kubectl patch
+    // keeps owning the digest): deleted for source-watcher to re-create, then one bump.
+    await healByHand(system, healed.name);
 
     // The flows really happened: resync sweeps and every alarm operation.
     const resyncs = system.knative.pings.firesOf(RECOVERY_NAMESPACE, 'resync');

@@ -83,7 +83,13 @@ export interface SystemOptions {
   /** Broker delivery tuning: duplicates, reordering, seed, replica choice. */
   broker?: BrokerTuning;
   /** The source-watcher simulator's build time and RNG seed. */
-  sourceWatcher?: { buildTimeMs?: number; seed?: number; concurrency?: number };
+  sourceWatcher?: {
+    buildTimeMs?: number;
+    seed?: number;
+    concurrency?: number;
+    /** Generate and own ExternalArtifacts as source-watcher does (docs/adr/0039). */
+    externalArtifacts?: boolean;
+  };
   /** Seed of the PingSource adapter's jitter and pick-up lag (default 1). */
   pingSeed?: number;
   /** Called for every progress event as it is recorded. */
@@ -221,6 +227,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       ...(opts.sourceWatcher?.concurrency !== undefined
         ? { concurrency: opts.sourceWatcher.concurrency }
         : {}),
+      ...(opts.sourceWatcher?.externalArtifacts === true ? { externalArtifacts: true } : {}),
       log: (message, fields) => {
         if (message === 'conditions write lost' && typeof fields['key'] === 'string') {
           progress.onLostWrite(fields['key'], clock.now());

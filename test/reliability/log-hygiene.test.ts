@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  APISERVER_DELETE,
   ACTION_FORCE,
   ACTION_STALLED,
   APISERVER_REF_UPDATE,
@@ -118,6 +119,21 @@ function eventsFor(fn: FunctionName): ReturnType<typeof cloudEvent>[] {
         cloudEvent({ type: ACTION_STALLED, data: action }),
         ping,
       ];
+    case 'heal-external-artifacts': {
+      // A deleted ExternalArtifact of the AG: it reads the AG and lists its ExternalArtifacts.
+      const ea = {
+        apiVersion: 'source.toolkit.fluxcd.io/v1',
+        kind: 'ExternalArtifact',
+        metadata: {
+          ...ref,
+          uid: 'ea-uid',
+          labels: { 'source.extensions.fluxcd.io/generator': ag.metadata?.uid ?? '' },
+        },
+        spec: { sourceRef: { apiVersion: AG_API_VERSION, kind: AG_KIND, ...ref } },
+      };
+      const eaExt = { ...ext, kind: 'ExternalArtifact', apiversion: ea.apiVersion };
+      return [cloudEvent({ type: APISERVER_DELETE, data: ea, extensions: eaExt })];
+    }
   }
 }
 

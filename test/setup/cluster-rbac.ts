@@ -23,6 +23,7 @@ export const SERVICE_ACCOUNTS = [
   'force-drift',
   'surface-stalled',
   'apiserversource',
+  'heal-external-artifacts',
 ] as const;
 export type ServiceAccountName = (typeof SERVICE_ACCOUNTS)[number];
 export type ServiceAccountTokens = Readonly<Record<ServiceAccountName, string>>;

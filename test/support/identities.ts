@@ -33,7 +33,8 @@ export function isServiceAccountName(name: string): name is ServiceAccountName {
     name === 'detect' ||
     name === 'force-drift' ||
     name === 'surface-stalled' ||
-    name === 'apiserversource'
+    name === 'apiserversource' ||
+    name === 'heal-external-artifacts'
   );
 }
 

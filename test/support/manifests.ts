@@ -123,6 +123,17 @@ export function loadKustomizationResources(dir: string = KNATIVE_DIR): K8sObject
       objects.push(...parseManifests(readFileSync(target, 'utf8'), target));
     }
   }
+  // Components add their own resources (components/names only rewrites names, which it leaves at
+  // their defaults; components/heal-external-artifacts brings objects).
+  const components = kustomization.components ?? [];
+  if (!Array.isArray(components) || !components.every((c) => typeof c === 'string')) {
+    throw new Error(`${file}: components must be a list of paths`);
+  }
+  for (const entry of components) {
+    const target = path.resolve(abs, entry);
+    if (!existsSync(target)) throw new Error(`${file}: component ${entry} does not exist`);
+    objects.push(...loadKustomizationResources(target));
+  }
   return objects;
 }
 

@@ -11,6 +11,7 @@ export const CLIENTS: readonly (readonly [tag: string, serviceAccount: string])[
   ['surface-stalled', 'surface-stalled'],
   ['apiserversource', 'apiserversource'],
   ['dead-letter', 'dead-letter'],
+  ['heal-external-artifacts', 'heal-external-artifacts'],
 ];
 
 export function requestOf(call: ApiRequestInfo): ApiRequest {

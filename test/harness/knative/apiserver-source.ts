@@ -55,6 +55,13 @@ export const AG_RESOURCE: ResourceRef = {
   plural: AG_PLURAL,
 };
 
+/** Flux ExternalArtifacts (components/heal-external-artifacts). */
+export const EA_RESOURCE: ResourceRef = {
+  group: 'source.toolkit.fluxcd.io',
+  version: 'v1',
+  plural: 'externalartifacts',
+};
+
 export class ApiServerSource {
   /** Every event handled, in watch order, with how its send ended. */
   readonly sent: SourceSendRecord[] = [];

@@ -21,7 +21,7 @@ import type { TriggerSpec } from './manifests.js';
 import { PingScheduler } from './ping-scheduler.js';
 import type { PingSchedulerOptions } from './ping-scheduler.js';
 
-export { ApiServerSource, AG_RESOURCE } from './apiserver-source.js';
+export { ApiServerSource, AG_RESOURCE, EA_RESOURCE } from './apiserver-source.js';
 export type { ApiServerSourceOptions, SourceSendRecord } from './apiserver-source.js';
 export { Broker, BROKER_TTL, isRedeliverable } from './broker.js';
 export type * from './broker-types.js';

@@ -120,6 +120,11 @@ function collect(
     for (const r of resources) {
       if (typeof r === 'string' && !/^[a-z]+:\/\//.test(r)) collect(join(path, r), kns, out, seen);
     }
+    // A Component's resources join the build like the kustomization's own.
+    const components = Array.isArray(k?.components) ? k.components : [];
+    for (const c of components) {
+      if (typeof c === 'string' && !/^[a-z]+:\/\//.test(c)) collect(join(path, c), kns, out, seen);
+    }
     return;
   }
   for (const doc of readYaml(path)) out.push({ doc, namespace, file: path });

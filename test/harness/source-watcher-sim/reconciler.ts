@@ -10,6 +10,7 @@ import {
   MSG_IN_PROGRESS,
   READY,
   REASON_BUILD_FAILED,
+  REASON_RECONCILIATION_FAILED,
   REASON_PROGRESSING,
   REASON_SOURCE_FETCH_FAILED,
   REASON_SUCCEEDED,
@@ -20,9 +21,12 @@ import {
 } from './constants.js';
 import { buildInventory, sourcesDigest } from './digests.js';
 import { detectDrift, type DriftReason } from './drift.js';
+import { externalArtifactsMatch, type EaApi } from './ea-api.js';
+import { httpStatusOf } from './ag-api.js';
 import { clone } from './json.js';
 import type { Knobs } from './knobs.js';
 import { SerialPatcher } from './serial-patcher.js';
+import { StoppedError } from './stopped.js';
 import { splitKey, type AgKey, type SimAg, type SimCondition } from './types.js';
 
 export type ReconcileOutcome =
@@ -33,7 +37,8 @@ export type ReconcileOutcome =
   | 'NoDrift'
   | 'InProgressPatchFailed'
   | 'Built'
-  | 'BuildFailed';
+  | 'BuildFailed'
+  | 'ReconciliationFailed';
 
 export interface ReconcileResult {
   outcome: ReconcileOutcome;
@@ -50,6 +55,8 @@ export interface ReconcileResult {
 
 export interface ReconcilerDeps {
   api: AgApi;
+  /** The ExternalArtifacts it generates; absent: none are written (the knob stands in). */
+  eas?: EaApi;
   knobs: Knobs;
   /** Fault injection: whether this conditions request is lost (counts it when it is). */
   loseConditions(key: AgKey, setsVerdict: boolean): boolean;
@@ -167,10 +174,18 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     const digest = sourcesDigest(ag, knobs.revisionOf(key));
 
     // Step 3: drift check. No drift: return, no condition touched.
-    const drift = detectDrift(ag, digest, {
+    let drift = detectDrift(ag, digest, {
       artifactMissing: knobs.artifactMissing.has(key),
       externalArtifactsDiffer: knobs.externalArtifactsDiffer.has(key),
     });
+    // The last check (detectExternalArtifactsDrift): the objects labelled with the AG's uid must
+    // match the inventory. It runs only when a reconcile is asked for: nothing watches them.
+    if (drift === undefined && deps.eas && ag.metadata.uid) {
+      const eas = await deps.eas.listFor(ag.metadata.uid);
+      deps.guard();
+      if (!externalArtifactsMatch(ag.status?.inventory ?? [], eas))
+        drift = 'ExternalArtifactsDiffer';
+    }
     if (drift === undefined) return { outcome: 'NoDrift', requeueAfterMs: REQUEUE_INTERVAL_MS };
 
     // Step 4: intermediate patch, then build.
@@ -194,8 +209,42 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
         error: new Error(`build of ${key} failed (simulated)`),
       };
     }
+    const inventory = buildInventory(ag, digest);
+    // Apply the ExternalArtifacts before the verdict and the inventory are written: for a moment
+    // the objects differ from the inventory on the AG (the order an honest build writes in).
+    if (deps.eas && ag.metadata.uid) {
+      const gen = { namespace, name, uid: ag.metadata.uid };
+      try {
+        for (const entry of inventory) {
+          await deps.eas.applyEntry(gen, entry, knobs.revisionOf(key), deps.now());
+          deps.guard();
+        }
+        const kept = new Set(inventory.map((e) => `${e.namespace}/${e.name}`));
+        for (const old of ag.status?.inventory ?? []) {
+          if (!kept.has(`${old.namespace}/${old.name}`))
+            await deps.eas.remove(old.namespace, old.name);
+        }
+      } catch (e) {
+        if (e instanceof StoppedError) throw e;
+        const code = httpStatusOf(e);
+        set({
+          type: READY,
+          status: 'False',
+          reason: REASON_RECONCILIATION_FAILED,
+          message:
+            code === 409
+              ? 'ExternalArtifact apply failed: conflict with another field manager on status.artifact.digest'
+              : `ExternalArtifact apply failed: HTTP ${code ?? 'error'}`,
+        });
+        return {
+          outcome: 'ReconciliationFailed',
+          drift,
+          error: new Error(`apply ExternalArtifacts of ${key} failed (HTTP ${code ?? '?'})`),
+        };
+      }
+    }
     ag.status ??= {};
-    ag.status.inventory = buildInventory(ag, digest);
+    ag.status.inventory = inventory;
     ag.status.observedSourcesDigest = digest;
     const n = ag.status.inventory.length;
     set({

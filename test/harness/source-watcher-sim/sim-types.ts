@@ -6,6 +6,7 @@ import type { DriftReason } from './drift.js';
 import type { LossRule, LossScope } from './knobs.js';
 import type { ReconcileOutcome } from './reconciler.js';
 import type { AgKey, AgName } from './types.js';
+import type { EaWrite } from './ea-api.js';
 
 export type SimLog = (message: string, fields: Record<string, unknown>) => void;
 
@@ -45,6 +46,15 @@ export interface SourceWatcherSimOptions {
    * lost: true). Not called for the LIST and WATCH of the informer. Default: none.
    */
   onRequest?: (request: SimRequest) => void;
+  /**
+   * Generate and own ExternalArtifacts as source-watcher does (docs/adr/0039): server-side apply
+   * of each inventory entry's object and status after the build, before the verdict and the
+   * inventory are written; garbage collection of entries that left the inventory; the drift check
+   * against the labelled objects. Default off (the ExternalArtifactsDiffer knob stands in).
+   */
+  externalArtifacts?: boolean;
+  /** Called for each ExternalArtifact write (apply, apply-status, delete), once answered. */
+  onExternalArtifactWrite?: (write: EaWrite) => void;
 }
 
 export interface SimStats {

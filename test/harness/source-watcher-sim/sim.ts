@@ -4,6 +4,7 @@
 
 import type { VirtualClock, TimerId } from '../virtual-clock.js';
 import { AgApi } from './ag-api.js';
+import { EaApi } from './ea-api.js';
 import { AgInformer, type ChangeType } from './ag-informer.js';
 import { DEFAULT_CONCURRENCY } from './constants.js';
 import { DRIFT_REASONS } from './drift.js';
@@ -51,6 +52,7 @@ const OUTCOMES: readonly ReconcileOutcome[] = [
   'InProgressPatchFailed',
   'Built',
   'BuildFailed',
+  'ReconciliationFailed',
 ];
 
 interface Waiter {
@@ -65,6 +67,7 @@ class Simulator implements SourceWatcherSim {
   readonly #concurrency: number;
   readonly #log: SimLog;
   readonly #api: AgApi;
+  readonly #eas: EaApi | undefined;
   readonly #knobs: Knobs;
   readonly #queue = new WorkQueue();
   readonly #limiter = new RateLimiter();
@@ -119,6 +122,9 @@ class Simulator implements SourceWatcherSim {
           });
         }),
     );
+    this.#eas = options.externalArtifacts
+      ? new EaApi(options.kubeConfig, options.onExternalArtifactWrite)
+      : undefined;
     this.#informer = new AgInformer(
       this.#api,
       this.#namespace,
@@ -363,6 +369,7 @@ class Simulator implements SourceWatcherSim {
     };
     return {
       api: this.#api,
+      ...(this.#eas ? { eas: this.#eas } : {}),
       knobs: this.#knobs,
       loseConditions: (key, setsVerdict) => {
         const lost = this.#knobs.takeConditionsLoss(key, setsVerdict);

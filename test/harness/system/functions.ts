@@ -8,8 +8,10 @@ import { createApp as createDeadLetterApp } from '../../../functions/dead-letter
 import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
 import { createApp as createDetectApp } from '../../../functions/detect/app.js';
 import { createApp as createForceDriftApp } from '../../../functions/force-drift/app.js';
+import { createApp as createHealApp } from '../../../functions/heal-external-artifacts/app.js';
 import { createApp as createSurfaceStalledApp } from '../../../functions/surface-stalled/app.js';
 import { createKubeClient } from '../../../shared/kube/client.js';
+import { createExternalArtifactClient } from '../../../shared/kube/external-artifact-client.js';
 import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
 import type { Clock } from '../../../shared/runtime/clock.js';
 import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js';
@@ -17,7 +19,13 @@ import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import { listen, type RunningServer } from '../../../shared/runtime/serve.js';
 import type { pino } from 'pino';
 
-export const FUNCTION_NAMES = ['detect', 'force-drift', 'surface-stalled', 'dead-letter'] as const;
+export const FUNCTION_NAMES = [
+  'detect',
+  'force-drift',
+  'surface-stalled',
+  'dead-letter',
+  'heal-external-artifacts',
+] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 export interface FunctionReplica {
@@ -101,6 +109,18 @@ async function startReplica(
       break;
     case 'dead-letter':
       app = createDeadLetterApp({ logger });
+      break;
+    case 'heal-external-artifacts':
+      app = createHealApp({
+        kube,
+        externalArtifacts: createExternalArtifactClient({
+          kubeConfig: opts.kubeConfigFor(name),
+          requestTimeoutMs: config.kubeRequestTimeoutMs,
+        }),
+        clock,
+        logger,
+        config,
+      });
       break;
   }
   const running: RunningServer = await listen(app, {

@@ -12,6 +12,7 @@ import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import {
   AG_RESOURCE,
   ApiServerSource,
+  EA_RESOURCE,
   BROKER_NAME,
   Broker,
   PingScheduler,
@@ -39,6 +40,8 @@ export type BrokerTuning = Partial<
 export interface KnativeParts {
   readonly broker: Broker;
   readonly apiServerSource: ApiServerSource;
+  /** The ApiServerSource on ExternalArtifacts (components/heal-external-artifacts). */
+  readonly externalArtifactSource: ApiServerSource;
   readonly pings: PingScheduler;
   /** The ingress first: the functions need its URL, and the sources must not send before. */
   startBroker(): Promise<void>;
@@ -62,29 +65,33 @@ export interface ApiServerSourceAccessCheck {
   /** spec.serviceAccountName and the source's namespace. */
   serviceAccount: string;
   namespace: string;
+  /** The watched resources (default: ArtifactGenerators). */
+  resources?: readonly { group: string; plural: string }[];
 }
 
 export async function checkApiServerSourceAccess(check: ApiServerSourceAccessCheck): Promise<void> {
   const api = check.controllerKubeConfig.makeApiClient(AuthorizationV1Api);
   const user = `system:serviceaccount:${check.namespace}:${check.serviceAccount}`;
-  const denied: string[] = [];
-  for (const verb of ['get', 'list', 'watch']) {
-    const review = await api.createSubjectAccessReview({
-      body: {
-        spec: {
-          user,
-          groups: ['system:serviceaccounts', `system:serviceaccounts:${check.namespace}`],
-          resourceAttributes: { verb, group: AG_RESOURCE.group, resource: AG_RESOURCE.plural },
+  for (const resource of check.resources ?? [AG_RESOURCE]) {
+    const denied: string[] = [];
+    for (const verb of ['get', 'list', 'watch']) {
+      const review = await api.createSubjectAccessReview({
+        body: {
+          spec: {
+            user,
+            groups: ['system:serviceaccounts', `system:serviceaccounts:${check.namespace}`],
+            resourceAttributes: { verb, group: resource.group, resource: resource.plural },
+          },
         },
-      },
-    });
-    if (review.status?.allowed !== true) denied.push(verb);
-  }
-  if (denied.length > 0) {
-    throw new Error(
-      `ApiServerSource: ServiceAccount ${check.namespace}/${check.serviceAccount} may not ${denied.join(', ')} ` +
-        `${AG_RESOURCE.plural}.${AG_RESOURCE.group}: the source does not start (insufficient permissions)`,
-    );
+      });
+      if (review.status?.allowed !== true) denied.push(verb);
+    }
+    if (denied.length > 0) {
+      throw new Error(
+        `ApiServerSource: ServiceAccount ${check.namespace}/${check.serviceAccount} may not ${denied.join(', ')} ` +
+          `${resource.plural}.${resource.group}: the source does not start (insufficient permissions)`,
+      );
+    }
   }
 }
 
@@ -117,6 +124,13 @@ export function createKnativeParts(opts: {
     kubeConfig: opts.apiServerSourceKubeConfig,
     sinkUrl,
   });
+  const externalArtifactSource = new ApiServerSource({
+    clock: opts.clock,
+    ...(log ? { log } : {}),
+    kubeConfig: opts.apiServerSourceKubeConfig,
+    sinkUrl,
+    resource: EA_RESOURCE,
+  });
   const pings = new PingScheduler({
     clock: opts.clock,
     kubeConfig: opts.pingSourceKubeConfig,
@@ -131,11 +145,16 @@ export function createKnativeParts(opts: {
   let started = { broker: false, apiServerSource: false, pings: false };
 
   const activity = (): number =>
-    apiServerSource.received + pings.received + broker.stats.ingested + broker.deliveries.length;
+    apiServerSource.received +
+    externalArtifactSource.received +
+    pings.received +
+    broker.stats.ingested +
+    broker.deliveries.length;
 
   return {
     broker,
     apiServerSource,
+    externalArtifactSource,
     pings,
     async startBroker() {
       await broker.start();
@@ -143,16 +162,23 @@ export function createKnativeParts(opts: {
     },
     async startSources() {
       if (opts.apiServerSourceAccessCheck !== undefined) {
-        await checkApiServerSourceAccess(opts.apiServerSourceAccessCheck);
+        await checkApiServerSourceAccess({
+          resources: [AG_RESOURCE, EA_RESOURCE],
+          ...opts.apiServerSourceAccessCheck,
+        });
       }
       await apiServerSource.start();
+      await externalArtifactSource.start();
       started = { ...started, apiServerSource: true };
       await pings.start();
       started = { ...started, pings: true };
     },
     async stop() {
       if (started.pings) await pings.stop();
-      if (started.apiServerSource) await apiServerSource.stop();
+      if (started.apiServerSource) {
+        await externalArtifactSource.stop();
+        await apiServerSource.stop();
+      }
       if (started.broker) await broker.close();
       started = { broker: false, apiServerSource: false, pings: false };
     },
@@ -162,8 +188,10 @@ export function createKnativeParts(opts: {
       for (;;) {
         const before = activity();
         await apiServerSource.caughtUp(left());
+        await externalArtifactSource.caughtUp(left());
         await pings.caughtUp(left());
         await apiServerSource.idle();
+        await externalArtifactSource.idle();
         await pings.idle();
         await broker.idle();
         if (activity() === before) return;

@@ -8,6 +8,8 @@ import { createApp as createDetectApp } from '../../../functions/detect/app.js';
 import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
 import { createApp as createForceDriftApp } from '../../../functions/force-drift/app.js';
 import { createApp as createSurfaceStalledApp } from '../../../functions/surface-stalled/app.js';
+import { createApp as createHealApp } from '../../../functions/heal-external-artifacts/app.js';
+import { createExternalArtifactClient } from '../../../shared/kube/external-artifact-client.js';
 import { createKubeClient } from '../../../shared/kube/client.js';
 import type { KubePort } from '../../../shared/kube/port.js';
 import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
@@ -19,8 +21,13 @@ import { testConfig } from '../../support/function-under-test.js';
 import { startHttp, type Started } from '../../support/http-events.js';
 import { functionKubeConfigFor, hasOwnCredentials } from '../../support/identities.js';
 
-export type FunctionName = 'detect' | 'force-drift' | 'surface-stalled';
-export const FUNCTION_NAMES: readonly FunctionName[] = ['detect', 'force-drift', 'surface-stalled'];
+export type FunctionName = 'detect' | 'force-drift' | 'surface-stalled' | 'heal-external-artifacts';
+export const FUNCTION_NAMES: readonly FunctionName[] = [
+  'detect',
+  'force-drift',
+  'surface-stalled',
+  'heal-external-artifacts',
+];
 
 export interface FunctionServerOptions {
   readonly fn: FunctionName;
@@ -73,6 +80,14 @@ export function buildApp(opts: FunctionServerOptions): {
       return { app: createForceDriftApp({ kube, clock, logger, config }), kube, config };
     case 'surface-stalled':
       return { app: createSurfaceStalledApp({ kube, clock, logger, config }), kube, config };
+    case 'heal-external-artifacts': {
+      const externalArtifacts = createExternalArtifactClient({
+        kubeConfig: opts.kubeConfig,
+        requestTimeoutMs: opts.requestTimeoutMs ?? 5000,
+      });
+      const app = createHealApp({ kube, externalArtifacts, clock, logger, config });
+      return { app, kube, config };
+    }
   }
 }
 

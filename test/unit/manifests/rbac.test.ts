@@ -16,6 +16,7 @@ const AG = 'source.extensions.fluxcd.io';
 const PS = 'cozystack.io';
 const KN = 'sources.knative.dev';
 const EV = 'events.k8s.io';
+const SRC = 'source.toolkit.fluxcd.io';
 /** The Kubernetes Events of the recovery steps (docs/adr/0033): create, and get+patch a series. */
 const EVENT_GRANTS = [`* ${EV}/events create`, `* ${EV}/events get`, `* ${EV}/events patch`];
 const NS = RECOVERY_NAMESPACE;
@@ -65,6 +66,19 @@ const EXPECTED_GRANTS: Record<string, string[]> = {
     `* ${AG}/artifactgenerators get`,
     `* ${AG}/artifactgenerators list`,
     `* ${AG}/artifactgenerators watch`,
+    // The ExternalArtifact source of components/heal-external-artifacts.
+    `* ${SRC}/externalartifacts get`,
+    `* ${SRC}/externalartifacts list`,
+    `* ${SRC}/externalartifacts watch`,
+  ],
+  // docs/adr/0038: get the AG and bump its requestedAt; list its ExternalArtifacts by label and
+  // delete one whose status another field manager owns; the heal's Event.
+  'heal-external-artifacts': [
+    `* ${AG}/artifactgenerators get`,
+    `* ${AG}/artifactgenerators patch`,
+    `* ${SRC}/externalartifacts list`,
+    `* ${SRC}/externalartifacts delete`,
+    ...EVENT_GRANTS,
   ],
   'dead-letter': [],
 };
@@ -74,7 +88,7 @@ describe('grants per ServiceAccount', () => {
     expect(grants(loadRbacRules(sa, base()))).toEqual([...expected].sort());
   });
 
-  it('the five ServiceAccounts exist and nothing else is bound', () => {
+  it('the six ServiceAccounts exist and nothing else is bound', () => {
     const objects = base();
     const accounts = objectsOfKind(objects, 'ServiceAccount').map((s) => s.metadata.name);
     expect(accounts.sort()).toEqual(Object.keys(EXPECTED_GRANTS).sort());
@@ -144,6 +158,10 @@ describe('observe overlay: observe-only by permission too (issue 12, item 5)', (
       ].sort(),
     );
     expect(writes('force-drift')).toEqual([`* ${EV}/events create`, `* ${EV}/events patch`]);
+    expect(writes('heal-external-artifacts')).toEqual([
+      `* ${EV}/events create`,
+      `* ${EV}/events patch`,
+    ]);
     for (const sa of ['surface-stalled', 'apiserversource', 'dead-letter']) {
       expect(writes(sa), sa).toEqual([]);
     }
@@ -251,6 +269,37 @@ describe('what each identity can and cannot do', () => {
     ['surface-stalled', 'cannot patch an AG', ag('patch'), false],
     ['apiserversource', 'watches AGs in all namespaces', ag('watch', { ...allNs }), true],
     ['apiserversource', 'cannot patch an AG', ag('patch'), false],
+    ['heal-external-artifacts', 'bumps an AG', ag('patch'), true],
+    [
+      'heal-external-artifacts',
+      'cannot patch an AG status',
+      ag('patch', { subresource: 'status' }),
+      false,
+    ],
+    [
+      'heal-external-artifacts',
+      'deletes an ExternalArtifact',
+      {
+        verb: 'delete',
+        group: SRC,
+        resource: 'externalartifacts',
+        namespace: 'cozy-system',
+        name: 'a',
+      },
+      true,
+    ],
+    [
+      'heal-external-artifacts',
+      'cannot patch an ExternalArtifact',
+      {
+        verb: 'patch',
+        group: SRC,
+        resource: 'externalartifacts',
+        namespace: 'cozy-system',
+        name: 'a',
+      },
+      false,
+    ],
     ['dead-letter', 'cannot read an AG', ag('get'), false],
   ])('%s %s', (sa, _what, request, allowed) => {
     expect(ruleAllows(loadRbacRules(sa, base()), request)).toBe(allowed);

@@ -66,6 +66,18 @@ const COZYSTACK_OBJECTS = [
   'Trigger/surface-stalled-stalled',
   'Trigger/surface-stalled-resync',
 ];
+// components/heal-external-artifacts (docs/adr/0038): in every install entry point.
+const HEAL_OBJECTS = [
+  'ServiceAccount/heal-external-artifacts',
+  'ClusterRole/source-watcher-recovery-heal-external-artifacts',
+  'ClusterRoleBinding/source-watcher-recovery-heal-external-artifacts',
+  'ClusterRole/source-watcher-recovery-apiserversource-externalartifacts',
+  'ClusterRoleBinding/source-watcher-recovery-apiserversource-externalartifacts',
+  'Service/heal-external-artifacts',
+  'Trigger/heal-external-artifacts-update',
+  'Trigger/heal-external-artifacts-delete',
+  'ApiServerSource/externalartifacts',
+];
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
 
 const key = (o: K8sObject): string => `${o.kind}/${o.metadata.name}`;
@@ -118,9 +130,9 @@ describe('every YAML file under knative/', () => {
 
 describe('kustomize renders', () => {
   it.each([
-    [BASE, [...CORE_OBJECTS, ...COZYSTACK_OBJECTS]],
-    [OBSERVE, [...CORE_OBJECTS, ...COZYSTACK_OBJECTS]],
-    [FLUX_ONLY, CORE_OBJECTS],
+    [BASE, [...CORE_OBJECTS, ...COZYSTACK_OBJECTS, ...HEAL_OBJECTS]],
+    [OBSERVE, [...CORE_OBJECTS, ...COZYSTACK_OBJECTS, ...HEAL_OBJECTS]],
+    [FLUX_ONLY, [...CORE_OBJECTS, ...HEAL_OBJECTS]],
   ])('%s into exactly the expected objects', (dir, expected) => {
     expect(keys(renderKustomize(dir))).toEqual([...expected].sort());
   });
@@ -151,6 +163,7 @@ describe('kustomize renders', () => {
       'surface-stalled',
       'dead-letter',
       'apiserversource',
+      'heal-external-artifacts',
     ]) {
       const bySource = (rules: PolicyRule[]): string[] =>
         rules.map((r) => JSON.stringify(r)).sort();
@@ -200,6 +213,7 @@ describe('overlays', () => {
     const readOnly = new Set([
       'ClusterRole/source-watcher-recovery-force-drift',
       'ClusterRole/source-watcher-recovery-surface-stalled',
+      'ClusterRole/source-watcher-recovery-heal-external-artifacts',
     ]);
     const rest = (objects: readonly K8sObject[]): K8sObject[] =>
       sortByKey(objects.filter((o) => !readOnly.has(key(o))));
@@ -245,6 +259,7 @@ describe('image override', () => {
       'dead-letter',
       'detect',
       'force-drift',
+      'heal-external-artifacts',
       'surface-stalled',
     ]);
     for (const s of services) {

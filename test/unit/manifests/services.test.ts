@@ -44,7 +44,7 @@ interface ServiceShape {
 
 const RENDERS = ['knative', 'knative/overlays/observe', 'knative/overlays/flux-only'];
 const SERVICES: [render: string, service: string][] = RENDERS.flatMap((render) =>
-  ['detect', 'force-drift', 'surface-stalled', 'dead-letter']
+  ['detect', 'force-drift', 'surface-stalled', 'dead-letter', 'heal-external-artifacts']
     .filter((s) => !(render.endsWith('flux-only') && s === 'surface-stalled'))
     .map((s): [string, string] => [render, s]),
 );
@@ -125,7 +125,8 @@ describe.each(SERVICES)('%s: Service %s', (render, name) => {
   it('the functions that write Events get their pod name from the downward API (ADR 33)', () => {
     const env = container(service(render, name)).env ?? [];
     const podName = env.find((e) => e.name === 'POD_NAME')?.valueFrom?.fieldRef?.fieldPath;
-    const emits = name === 'force-drift' || name === 'surface-stalled';
+    const emits =
+      name === 'force-drift' || name === 'surface-stalled' || name === 'heal-external-artifacts';
     expect(podName).toBe(emits ? 'metadata.name' : undefined);
   });
 

@@ -30,6 +30,7 @@ const CONFIG: Record<string, string> = {
   RECOVERY_BACKOFF_MAX: '4m',
   RECOVERY_MAX_ATTEMPTS: '5',
   RECOVERY_MODE: 'enforce',
+  RECOVERY_HEAL_EXTERNAL_ARTIFACTS: 'on',
   LOG_LEVEL: 'info',
   ALARM_NAMESPACE: RECOVERY_NAMESPACE,
   ALARM_NAME: 'recovery-alarm',
@@ -72,6 +73,34 @@ describe('ApiServerSource', () => {
           verb,
           group: 'source.extensions.fluxcd.io',
           resource: 'artifactgenerators',
+          namespace,
+        };
+        expect(ruleAllows(rules, request), `${verb} in "${namespace}"`).toBe(true);
+      }
+    }
+  });
+});
+
+describe('ApiServerSource on ExternalArtifacts (components/heal-external-artifacts)', () => {
+  it('sends whole ExternalArtifacts from all namespaces to the Broker', () => {
+    const s = spec('ApiServerSource', 'externalartifacts');
+    expect(s.mode).toBe('Resource');
+    expect(s.resources).toEqual([
+      { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'ExternalArtifact' },
+    ]);
+    expect(s.namespaceSelector).toEqual({});
+    expect(s.sink).toEqual({ ref: BROKER_REF });
+    expect(s.serviceAccountName).toBe('apiserversource');
+  });
+
+  it('its ServiceAccount passes the access check Knative runs on ExternalArtifacts', () => {
+    const rules = loadRbacRules('apiserversource', base());
+    for (const verb of ['get', 'list', 'watch']) {
+      for (const namespace of ['', 'cozy-system']) {
+        const request = {
+          verb,
+          group: 'source.toolkit.fluxcd.io',
+          resource: 'externalartifacts',
           namespace,
         };
         expect(ruleAllows(rules, request), `${verb} in "${namespace}"`).toBe(true);

@@ -7,11 +7,13 @@ import {
   ACTION_STALLED,
   ACTION_TYPES,
   APISERVER_ADD,
+  APISERVER_DELETE,
   APISERVER_UPDATE,
   PING,
   type ActionType,
 } from '../../../shared/core/events.js';
 import { AG_KIND } from '../../../shared/core/types.js';
+import { EA_KIND } from '../../../shared/core/external-artifacts.js';
 import {
   RECOVERY_NAMESPACE,
   findObject,
@@ -33,7 +35,14 @@ const ACTION_SUBSCRIBER: Record<ActionType, string> = {
   [ACTION_STALLED]: 'surface-stalled',
 };
 
-const ACCEPTED_TYPES = new Set<string>([APISERVER_ADD, APISERVER_UPDATE, PING, ...ACTION_TYPES]);
+const ACCEPTED_TYPES = new Set<string>([
+  APISERVER_ADD,
+  APISERVER_UPDATE,
+  // heal-external-artifacts (docs/adr/0038) takes ExternalArtifact deletes.
+  APISERVER_DELETE,
+  PING,
+  ...ACTION_TYPES,
+]);
 
 /** The complete routing table: subscriber and exact filter. */
 const EXPECTED_ROUTES: [string, Record<string, string>][] = [
@@ -47,6 +56,8 @@ const EXPECTED_ROUTES: [string, Record<string, string>][] = [
   ['surface-stalled', { type: APISERVER_UPDATE, kind: AG_KIND }],
   ['surface-stalled', { type: ACTION_STALLED }],
   ['surface-stalled', { type: PING, source: pingSource('resync') }],
+  ['heal-external-artifacts', { type: APISERVER_UPDATE, kind: EA_KIND }],
+  ['heal-external-artifacts', { type: APISERVER_DELETE, kind: EA_KIND }],
 ];
 
 /**
@@ -90,12 +101,19 @@ describe('Trigger filters', () => {
     },
   );
 
-  it('ApiServerSource types are narrowed to ArtifactGenerators', () => {
+  it('ApiServerSource types are narrowed to ArtifactGenerators, or ExternalArtifacts for the heal', () => {
     const apiserver = triggers().filter(
-      (t) => t.filter.type === APISERVER_ADD || t.filter.type === APISERVER_UPDATE,
+      (t) =>
+        t.filter.type === APISERVER_ADD ||
+        t.filter.type === APISERVER_UPDATE ||
+        t.filter.type === APISERVER_DELETE,
     );
-    expect(apiserver.length).toBe(4);
-    for (const t of apiserver) expect(t.filter.kind, t.name).toBe(AG_KIND);
+    expect(apiserver.length).toBe(6);
+    for (const t of apiserver) {
+      expect(t.filter.kind, t.name).toBe(
+        t.subscriber === 'heal-external-artifacts' ? EA_KIND : AG_KIND,
+      );
+    }
   });
 
   it('ping Triggers name a PingSource: `resync` in the manifests or the alarm detect programs', () => {
@@ -160,7 +178,12 @@ describe('Trigger targets and delivery', () => {
     const services = objectsOfKind(base(), 'Service')
       .map((s) => s.metadata.name)
       .filter((n) => n !== 'dead-letter');
-    expect(services.sort()).toEqual(['detect', 'force-drift', 'surface-stalled']);
+    expect(services.sort()).toEqual([
+      'detect',
+      'force-drift',
+      'heal-external-artifacts',
+      'surface-stalled',
+    ]);
     for (const s of services) expect(subscribed.has(s), s).toBe(true);
   });
 });

@@ -1,0 +1,164 @@
+// Read, decide, write for one AG. Round 0 reads from the API server's cache (the no-op path: at
+// most two cached reads, no write); a heal is confirmed on fresh reads before anything is
+// written, and after a failed precondition every read is fresh. Writes:
+// delete a drifted ExternalArtifact whose digest another field manager owns (uid and
+// resourceVersion preconditions), then bump requestedAt with the AG's resourceVersion as
+// precondition, so replicas and redeliveries bump at most once per drift.
+
+import {
+  ANNOTATION_REQUESTED_AT,
+  decideHeal,
+  generatorSelector,
+  notSettled,
+  requestedAtFor,
+  withObserved,
+  type AgRef,
+  type ArtifactGenerator,
+  type ExternalArtifact,
+  type HealDecision,
+} from '../../shared/core/index.js';
+import { isKubeError } from '../../shared/kube/errors.js';
+import { createEventRecorder } from '../../shared/runtime/event-recorder.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import type { HealDeps } from './deps.js';
+
+export type HealResult =
+  | 'healed'
+  | 'observed'
+  | 'gone'
+  | 'other-generator'
+  | Extract<HealDecision, { kind: 'leave' }>['why']
+  | 'conflict';
+
+/** Re-read and re-decide at most this many times when a precondition fails. */
+export const MAX_ROUNDS = 4;
+const PAGE_SIZE = 500;
+
+export async function healGenerator(
+  ref: AgRef,
+  uid: string,
+  observed: ExternalArtifact,
+  deleted: boolean,
+  deps: HealDeps,
+  log: Logger,
+): Promise<HealResult> {
+  const record = createEventRecorder(deps, log);
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const cached = round === 0;
+    let ag: ArtifactGenerator;
+    try {
+      ag = await deps.kube.getArtifactGenerator(ref, { cached });
+    } catch (e) {
+      if (isKubeError(e, 'NotFound')) return 'gone';
+      throw e;
+    }
+    // An ExternalArtifact left by an earlier AG of the same name is not this AG's.
+    if (ag.metadata?.uid !== uid) return 'other-generator';
+    // Not open to a heal whatever its ExternalArtifacts say: one read, nothing listed.
+    const blocked = notSettled(ag, true);
+    if (blocked !== null && blocked !== 'request-pending') return blocked;
+
+    const listed = await listAll(uid, cached, deps);
+    const decision = decideHeal(ag, withObserved(listed, observed, deleted));
+    if (decision.kind === 'leave') {
+      log.debug({ why: decision.why, round }, 'left alone');
+      return decision.why;
+    }
+    // Decided on the cache: confirm on fresh reads before writing anything (a lagging cache, or
+    // an event copy without managedFields, must not make an honest build look foreign).
+    if (cached) continue;
+    const drift = decision.drift.map((d) => `${d.kind} ${d.namespace}/${d.name}`);
+    const recreated = decision.recreate.map(
+      (t) => `${t.namespace}/${t.name} (status.artifact.digest owned by ${t.owner})`,
+    );
+    const fields = { drift, recreate: recreated, bump: decision.bump };
+    const now = deps.clock.now();
+    if (deps.config.recovery.mode === 'observe') {
+      log.info({ ...fields, observe: true }, 'would heal ExternalArtifact drift');
+      await record(ag, {
+        kind: 'would-heal',
+        drift,
+        recreated,
+        bumped: decision.bump,
+        stamp: `${ag.metadata?.resourceVersion ?? ''}:${drift.join(',')}`,
+      });
+      return 'observed';
+    }
+    if (!(await recreate(decision, deps, log))) continue;
+    let requestedAt: string | undefined;
+    if (decision.bump) {
+      requestedAt = requestedAtFor(now);
+      try {
+        await deps.kube.patchArtifactGeneratorAnnotations(
+          ref,
+          { [ANNOTATION_REQUESTED_AT]: requestedAt },
+          { resourceVersion: rvOf(ag) },
+        );
+      } catch (e) {
+        if (isKubeError(e, 'Conflict')) {
+          log.debug({ round }, 'precondition failed; re-reading');
+          continue;
+        }
+        throw e;
+      }
+    }
+    log.info({ ...fields, requestedAt }, 'healed ExternalArtifact drift');
+    await record(ag, {
+      kind: 'healed',
+      drift,
+      recreated,
+      bumped: decision.bump,
+      stamp: requestedAt ?? decision.recreate.map((t) => `${t.uid}@${t.resourceVersion}`).join(','),
+    });
+    return 'healed';
+  }
+  log.warn({ rounds: MAX_ROUNDS }, 'gave up re-deciding after conflicts');
+  return 'conflict';
+}
+
+/** Deletes every recreate target; false when one changed since it was judged (re-decide). */
+async function recreate(
+  decision: Extract<HealDecision, { kind: 'heal' }>,
+  deps: HealDeps,
+  log: Logger,
+): Promise<boolean> {
+  for (const t of decision.recreate) {
+    try {
+      await deps.externalArtifacts.deleteExternalArtifact(
+        { namespace: t.namespace, name: t.name },
+        { uid: t.uid, resourceVersion: t.resourceVersion },
+      );
+      log.info(
+        { externalArtifact: `${t.namespace}/${t.name}`, owner: t.owner },
+        'deleted ExternalArtifact for source-watcher to re-create',
+      );
+    } catch (e) {
+      if (isKubeError(e, 'NotFound')) continue;
+      if (isKubeError(e, 'Conflict')) return false;
+      throw e;
+    }
+  }
+  return true;
+}
+
+async function listAll(uid: string, cached: boolean, deps: HealDeps): Promise<ExternalArtifact[]> {
+  const items: ExternalArtifact[] = [];
+  let token: string | undefined;
+  do {
+    const page = await deps.externalArtifacts.listExternalArtifacts({
+      labelSelector: generatorSelector(uid),
+      cached,
+      limit: PAGE_SIZE,
+      ...(token !== undefined ? { continueToken: token } : {}),
+    });
+    items.push(...page.items);
+    token = page.continueToken;
+  } while (token !== undefined);
+  return items;
+}
+
+function rvOf(ag: ArtifactGenerator): string {
+  const rv = ag.metadata?.resourceVersion;
+  if (rv === undefined || rv === '') throw new Error('object has no resourceVersion');
+  return rv;
+}

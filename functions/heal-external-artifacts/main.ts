@@ -1,0 +1,8 @@
+import { runMain } from '../../shared/runtime/main.js';
+import { createApp } from './app.js';
+
+await runMain(
+  'heal-external-artifacts',
+  ({ config, logger, kube, externalArtifacts, clock, isReady }) =>
+    createApp({ kube, externalArtifacts, clock, logger, config }, { isReady }),
+);

@@ -1,0 +1,103 @@
+// ExternalArtifactPort on a real API server, through the same transport and typed errors as
+// client.ts. Bad input is refused before any request.
+
+import type { KubeConfig } from '@kubernetes/client-node';
+import { EA_API_VERSION, EA_PLURAL, type ExternalArtifact } from '../core/external-artifacts.js';
+import { isDns1123Label, isDns1123Subdomain } from '../core/names.js';
+import type { AgRef } from '../core/types.js';
+import { InvalidError } from './errors.js';
+import { describeTarget, toKubeError, type RequestTarget } from './errors-map.js';
+import type {
+  DeletePreconditions,
+  ExternalArtifactListOptions,
+  ExternalArtifactPort,
+} from './external-artifact-port.js';
+import type { ListPage } from './port.js';
+import { createCall } from './rest-call.js';
+import { createTransport } from './transport.js';
+
+export interface ExternalArtifactClientOptions {
+  kubeConfig: KubeConfig;
+  requestTimeoutMs?: number;
+}
+
+const BASE = `/apis/${EA_API_VERSION}`;
+const DEFAULT_LIMIT = 500;
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** key=value with a qualified key and a label value: all this adapter ever needs to select. */
+const SELECTOR =
+  /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?=([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+export function createExternalArtifactClient(
+  opts: ExternalArtifactClientOptions,
+): ExternalArtifactPort {
+  const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new InvalidError('requestTimeoutMs must be a positive number');
+  }
+  const call = createCall(createTransport(opts.kubeConfig, timeoutMs));
+  return {
+    async listExternalArtifacts(
+      o: ExternalArtifactListOptions,
+    ): Promise<ListPage<ExternalArtifact>> {
+      const target: RequestTarget = { verb: 'list', resource: EA_PLURAL };
+      if (typeof o?.labelSelector !== 'string' || !SELECTOR.test(o.labelSelector)) {
+        throw new InvalidError(`${describeTarget(target)}: labelSelector must be key=value`);
+      }
+      const limit = o.limit ?? DEFAULT_LIMIT;
+      if (!Number.isInteger(limit) || limit <= 0) {
+        throw new InvalidError(`${describeTarget(target)}: limit must be a positive integer`);
+      }
+      const continuing = o.continueToken !== undefined && o.continueToken !== '';
+      const raw = await call<{
+        items?: unknown;
+        metadata?: { continue?: string; resourceVersion?: string };
+      }>(target, {
+        method: 'GET',
+        path: `${BASE}/${EA_PLURAL}`,
+        query: {
+          labelSelector: o.labelSelector,
+          limit: String(limit),
+          ...(continuing ? { continue: o.continueToken } : {}),
+          ...(o.cached === true && !continuing ? { resourceVersion: '0' } : {}),
+        },
+      });
+      if (!Array.isArray(raw.items)) throw toKubeError({ kind: 'decode', statusCode: 200 }, target);
+      const page: ListPage<ExternalArtifact> = { items: raw.items as ExternalArtifact[] };
+      const next = raw.metadata?.continue;
+      if (typeof next === 'string' && next !== '') page.continueToken = next;
+      const rv = raw.metadata?.resourceVersion;
+      if (typeof rv === 'string' && rv !== '') page.resourceVersion = rv;
+      return page;
+    },
+
+    async deleteExternalArtifact(ref: AgRef, p: DeletePreconditions): Promise<void> {
+      const target: RequestTarget = {
+        verb: 'delete',
+        resource: EA_PLURAL,
+        namespace: ref?.namespace,
+        name: ref?.name,
+      };
+      if (!isDns1123Label(ref?.namespace) || !isDns1123Subdomain(ref?.name)) {
+        throw new InvalidError(`${describeTarget(target)}: not a valid Kubernetes name`);
+      }
+      if (
+        typeof p?.uid !== 'string' ||
+        p.uid === '' ||
+        typeof p.resourceVersion !== 'string' ||
+        p.resourceVersion === ''
+      ) {
+        throw new InvalidError(`${describeTarget(target)}: uid and resourceVersion are required`);
+      }
+      await call(target, {
+        method: 'DELETE',
+        path: `${BASE}/namespaces/${ref.namespace}/${EA_PLURAL}/${ref.name}`,
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          preconditions: { uid: p.uid, resourceVersion: p.resourceVersion },
+        },
+      });
+    },
+  };
+}

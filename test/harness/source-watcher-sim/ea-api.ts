@@ -1,0 +1,183 @@
+// source-watcher's writes of the ExternalArtifacts it generates (source.toolkit.fluxcd.io/v1),
+// through @kubernetes/client-node 1.4, independent of the product's adapter. The object and its
+// status are server-side applied as field manager `source-watcher`: the object with force (it is
+// source-watcher's), the status without, so that a status.artifact.digest another field manager
+// owns (left by `kubectl patch` or `kubectl edit`) makes the real API server answer 409 Conflict,
+// the measured behaviour that fails the AG with ReconciliationFailed (docs/adr/0039). Nothing here
+// watches ExternalArtifacts: source-watcher v2.1.0 does not (fluxcd/source-watcher#346).
+
+import {
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import { httpStatusOf } from './ag-api.js';
+import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from './constants.js';
+import type { SimInventoryEntry } from './types.js';
+
+export const EA_GROUP = 'source.toolkit.fluxcd.io';
+export const EA_VERSION = 'v1';
+export const EA_PLURAL = 'externalartifacts';
+export const EA_KIND = 'ExternalArtifact';
+export const GENERATOR_LABEL = 'source.extensions.fluxcd.io/generator';
+
+const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+
+export interface SimExternalArtifact {
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+  };
+  status?: { artifact?: { digest?: string } };
+}
+
+/** The owner of the generated objects, as source-watcher names it. */
+export interface Generator {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/** One ExternalArtifact write of the simulator, for tests that hold it to the order of writes. */
+export interface EaWrite {
+  verb: 'apply' | 'apply-status' | 'delete';
+  namespace: string;
+  name: string;
+  code: number | undefined;
+}
+
+export class EaApi {
+  readonly #api: CustomObjectsApi;
+  readonly #onWrite: ((w: EaWrite) => void) | undefined;
+
+  constructor(kubeConfig: KubeConfig, onWrite?: (w: EaWrite) => void) {
+    this.#api = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#onWrite = onWrite;
+  }
+
+  async #send<T>(w: Omit<EaWrite, 'code'>, run: () => Promise<T>): Promise<T> {
+    try {
+      const out = await run();
+      this.#onWrite?.({ ...w, code: 200 });
+      return out;
+    } catch (e) {
+      this.#onWrite?.({ ...w, code: httpStatusOf(e) });
+      throw e;
+    }
+  }
+
+  /** Every ExternalArtifact labelled with the generator's uid (source-watcher reads its cache). */
+  async listFor(uid: string): Promise<SimExternalArtifact[]> {
+    const res = (await this.#api.listClusterCustomObject({
+      group: EA_GROUP,
+      version: EA_VERSION,
+      plural: EA_PLURAL,
+      labelSelector: `${GENERATOR_LABEL}=${uid}`,
+    })) as { items?: SimExternalArtifact[] };
+    return res.items ?? [];
+  }
+
+  /** Applies the object, then its status.artifact. Throws the API error (409 on a conflict). */
+  async applyEntry(
+    gen: Generator,
+    entry: SimInventoryEntry,
+    revision: string,
+    now: number,
+  ): Promise<void> {
+    const base = {
+      group: EA_GROUP,
+      version: EA_VERSION,
+      plural: EA_PLURAL,
+      namespace: entry.namespace,
+      name: entry.name,
+      fieldManager: FIELD_MANAGER,
+    };
+    const meta = { name: entry.name, namespace: entry.namespace };
+    await this.#send({ verb: 'apply', ...meta }, () =>
+      this.#api.patchNamespacedCustomObject(
+        {
+          ...base,
+          force: true,
+          body: {
+            apiVersion: `${EA_GROUP}/${EA_VERSION}`,
+            kind: EA_KIND,
+            metadata: { ...meta, labels: { [GENERATOR_LABEL]: gen.uid } },
+            spec: {
+              sourceRef: {
+                apiVersion: `${GROUP}/${VERSION}`,
+                kind: 'ArtifactGenerator',
+                name: gen.name,
+                namespace: gen.namespace,
+              },
+            },
+          },
+        },
+        apply,
+      ),
+    );
+    await this.#send({ verb: 'apply-status', ...meta }, () =>
+      this.#api.patchNamespacedCustomObjectStatus(
+        {
+          ...base,
+          force: false,
+          body: {
+            apiVersion: `${EA_GROUP}/${EA_VERSION}`,
+            kind: EA_KIND,
+            metadata: meta,
+            status: {
+              artifact: {
+                digest: entry.digest,
+                revision,
+                path: `externalartifact/${entry.namespace}/${entry.name}/${entry.filename}`,
+                url: `http://source-watcher.flux-system.svc.cluster.local./externalartifact/${entry.namespace}/${entry.name}/${entry.filename}`,
+                lastUpdateTime: new Date(Math.floor(now / 1000) * 1000)
+                  .toISOString()
+                  .replace('.000Z', 'Z'),
+              },
+            },
+          },
+        },
+        apply,
+      ),
+    );
+  }
+
+  /** Garbage-collects a generated object no longer in the inventory; gone already is fine. */
+  async remove(namespace: string, name: string): Promise<void> {
+    try {
+      await this.#send({ verb: 'delete', namespace, name }, () =>
+        this.#api.deleteNamespacedCustomObject({
+          group: EA_GROUP,
+          version: EA_VERSION,
+          plural: EA_PLURAL,
+          namespace,
+          name,
+        }),
+      );
+    } catch (e) {
+      if (httpStatusOf(e) !== 404) throw e;
+    }
+  }
+}
+
+/** source-watcher's rule: the labelled objects match the inventory in count, name, namespace, digest. */
+export function externalArtifactsMatch(
+  inventory: readonly SimInventoryEntry[],
+  eas: readonly SimExternalArtifact[],
+): boolean {
+  if (inventory.length !== eas.length) return false;
+  return inventory.every((entry) =>
+    eas.some(
+      (e) =>
+        e.metadata.namespace === entry.namespace &&
+        e.metadata.name === entry.name &&
+        e.status?.artifact?.digest === entry.digest,
+    ),
+  );
+}
+
+void PLURAL;

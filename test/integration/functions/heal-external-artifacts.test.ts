@@ -1,0 +1,503 @@
+// heal-external-artifacts over real HTTP against the real kube-apiserver, as its own
+// ServiceAccount (RBAC from knative/components/heal-external-artifacts enforced): the no-op path,
+// a deleted ExternalArtifact, a digest another field manager owns, an honest build, replicas and
+// redeliveries, the recovery's AGs, the off switch and observe mode (docs/adr/0038).
+
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_REQUESTED_AT,
+  APISERVER_DELETE,
+  APISERVER_UPDATE,
+  EA_KIND,
+  LABEL_GENERATOR,
+  formatTimeNano,
+  type ArtifactGenerator,
+  type ExternalArtifact,
+} from '../../../shared/core/index.js';
+import { createApp } from '../../../functions/heal-external-artifacts/app.js';
+import { createExternalArtifactClient } from '../../../shared/kube/external-artifact-client.js';
+import { createAgWithStatus, ready } from '../../support/ag-states.js';
+import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
+import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
+import { asFunction } from '../../support/identities.js';
+import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+
+const NS = 'cozy-system';
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const EA = { group: 'source.toolkit.fluxcd.io', version: 'v1', plural: 'externalartifacts' };
+const TAG = 'heal-external-artifacts';
+const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const kc = testKubeConfig();
+const raw = kc.makeApiClient(CustomObjectsApi);
+const WRITES = ['create', 'update', 'patch', 'delete'];
+let proxy: KubeProxy;
+const servers: Started[] = [];
+
+beforeAll(async () => {
+  proxy = await startKubeProxy(kc, { tag: TAG });
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await proxy.stop();
+});
+
+async function startHeal(env: Record<string, string> = {}): Promise<Started> {
+  const clock = new SettableClock(T0 + 60_000);
+  const base = commonDeps({ kubeConfig: proxy.kubeConfig(TAG), name: TAG, clock, env });
+  const s = await serve(
+    createApp({
+      ...base,
+      externalArtifacts: createExternalArtifactClient({
+        kubeConfig: asFunction(proxy.kubeConfig(TAG), TAG),
+        requestTimeoutMs: 5000,
+      }),
+    }),
+  );
+  servers.push(s);
+  return s;
+}
+
+const digestOf = (n: number): string => `sha256:${String(n).repeat(64).slice(0, 64)}`;
+
+/** A settled AG (Ready=True, inventory of one artifact) and its ExternalArtifact, as source-watcher writes it. */
+async function settledPair(
+  over: { annotations?: Record<string, string>; readyStatus?: 'True' | 'Unknown' } = {},
+): Promise<{ ag: ArtifactGenerator; ea: ExternalArtifact }> {
+  const ag = await createAgWithStatus(
+    kc,
+    {
+      conditions: [
+        ready(
+          over.readyStatus ?? 'True',
+          over.readyStatus === 'Unknown' ? 'Progressing' : 'Succeeded',
+          T0,
+        ),
+      ],
+      observedSourcesDigest: digestOf(9),
+      inventory: [],
+    },
+    over.annotations !== undefined ? { annotations: over.annotations } : {},
+  );
+  const name = ag.metadata?.name ?? '';
+  const ea = await applyAsSourceWatcher(ag, digestOf(1));
+  const withInventory = (await raw.patchNamespacedCustomObjectStatus(
+    {
+      group: 'source.extensions.fluxcd.io',
+      version: 'v1beta1',
+      plural: 'artifactgenerators',
+      namespace: NS,
+      name,
+      body: {
+        status: {
+          inventory: [{ name, namespace: NS, digest: digestOf(1), filename: `${name}.tar.gz` }],
+        },
+      },
+    },
+    mergePatch,
+  )) as ArtifactGenerator;
+  return { ag: withInventory, ea };
+}
+
+/** source-watcher's server-side apply of the object and its status (manager source-watcher). */
+async function applyAsSourceWatcher(
+  ag: ArtifactGenerator,
+  digest: string,
+): Promise<ExternalArtifact> {
+  const name = ag.metadata?.name ?? '';
+  const base = { ...EA, namespace: NS, name, fieldManager: 'source-watcher' };
+  const meta = { name, namespace: NS };
+  await raw.patchNamespacedCustomObject(
+    {
+      ...base,
+      force: true,
+      body: {
+        apiVersion: 'source.toolkit.fluxcd.io/v1',
+        kind: EA_KIND,
+        metadata: { ...meta, labels: { [LABEL_GENERATOR]: ag.metadata?.uid ?? '' } },
+        spec: {
+          sourceRef: {
+            apiVersion: 'source.extensions.fluxcd.io/v1beta1',
+            kind: 'ArtifactGenerator',
+            name,
+            namespace: NS,
+          },
+        },
+      },
+    },
+    apply,
+  );
+  return (await raw.patchNamespacedCustomObjectStatus(
+    {
+      ...base,
+      force: true,
+      body: {
+        apiVersion: 'source.toolkit.fluxcd.io/v1',
+        kind: EA_KIND,
+        metadata: meta,
+        status: {
+          artifact: {
+            digest,
+            revision: 'latest@sha256:1',
+            path: `externalartifact/${NS}/${name}/a.tar.gz`,
+            url: `http://source-watcher/${name}.tar.gz`,
+            lastUpdateTime: '2026-12-01T10:00:00Z',
+          },
+        },
+      },
+    },
+    apply,
+  )) as ExternalArtifact;
+}
+
+async function patchDigestAsKubectl(
+  ea: ExternalArtifact,
+  digest: string,
+): Promise<ExternalArtifact> {
+  return (await raw.patchNamespacedCustomObjectStatus(
+    {
+      ...EA,
+      namespace: NS,
+      name: ea.metadata?.name ?? '',
+      fieldManager: 'kubectl-patch',
+      body: { status: { artifact: { digest } } },
+    },
+    mergePatch,
+  )) as ExternalArtifact;
+}
+
+async function deleteEa(ea: ExternalArtifact): Promise<void> {
+  await raw.deleteNamespacedCustomObject({ ...EA, namespace: NS, name: ea.metadata?.name ?? '' });
+}
+
+async function readEa(name: string): Promise<ExternalArtifact | undefined> {
+  try {
+    return (await raw.getNamespacedCustomObject({
+      ...EA,
+      namespace: NS,
+      name,
+    })) as ExternalArtifact;
+  } catch {
+    return undefined;
+  }
+}
+
+function eaEvent(ea: ExternalArtifact, type = APISERVER_UPDATE) {
+  return cloudEvent({
+    type,
+    data: ea,
+    extensions: {
+      kind: EA_KIND,
+      apiversion: 'source.toolkit.fluxcd.io/v1',
+      name: ea.metadata?.name ?? '',
+      namespace: NS,
+    },
+  });
+}
+
+/** The calls this test's function made since `mark` (proxy sequence numbers). */
+function callsSince(mark: number) {
+  return proxy
+    .callsMatching({ clientTag: TAG })
+    .filter((c) => c.seq > mark && c.resource !== 'events');
+}
+const mark = (): number => proxy.calls.at(-1)?.seq ?? 0;
+
+async function healEvents(ag: ArtifactGenerator) {
+  const list = (await raw.listNamespacedCustomObject({
+    group: 'events.k8s.io',
+    version: 'v1',
+    plural: 'events',
+    namespace: NS,
+    fieldSelector: `regarding.name=${ag.metadata?.name ?? ''}`,
+  })) as { items: { reason: string; note: string; series?: { count: number } }[] };
+  return list.items;
+}
+
+describe('heal-external-artifacts', () => {
+  it('the no-op path (an update that matches the inventory) makes two cached reads and no write', async () => {
+    const s = await startHeal();
+    const { ea } = await settledPair();
+    const m = mark();
+    expect(await postEvent(s.url, eaEvent(ea))).toMatchObject({
+      status: 200,
+      body: { result: 'in-step' },
+    });
+    const calls = callsSince(m);
+    expect(calls.map((c) => `${c.verb} ${c.resource}`)).toEqual([
+      'get artifactgenerators',
+      'list externalartifacts',
+    ]);
+    expect(calls.every((c) => c.path.includes('resourceVersion=0'))).toBe(true);
+  });
+
+  it('a deleted ExternalArtifact: one requestedAt bump with a precondition, an Event; a redelivery bumps no more', async () => {
+    const s = await startHeal();
+    const { ag, ea } = await settledPair();
+    await deleteEa(ea);
+    const m = mark();
+    const event = eaEvent(ea, APISERVER_DELETE);
+    expect(await postEvent(s.url, event)).toMatchObject({
+      status: 200,
+      body: { result: 'healed' },
+    });
+    const bumped = await getArtifactGenerator(agRefOf(ag), kc);
+    const requestedAt = bumped.metadata?.annotations?.[ANNOTATION_REQUESTED_AT];
+    expect(requestedAt).toBe(formatTimeNano(T0 + 60_000));
+    const writes = callsSince(m).filter((c) => WRITES.includes(c.verb));
+    expect(writes.map((c) => `${c.verb} ${c.resource} ${c.status}`)).toEqual([
+      'patch artifactgenerators 200',
+    ]);
+    expect((await healEvents(ag)).map((e) => e.reason)).toEqual(['ExternalArtifactDriftHealed']);
+    // The same event again (a redelivery): the bump is pending, nothing is written.
+    const m2 = mark();
+    expect(await postEvent(s.url, event)).toMatchObject({
+      status: 200,
+      body: { result: 'request-pending' },
+    });
+    expect(callsSince(m2).filter((c) => WRITES.includes(c.verb))).toEqual([]);
+  });
+
+  it('three replicas given the same drift at once bump exactly once', async () => {
+    const replicas = await Promise.all([startHeal(), startHeal(), startHeal()]);
+    const { ag, ea } = await settledPair();
+    await deleteEa(ea);
+    const m = mark();
+    const event = eaEvent(ea, APISERVER_DELETE);
+    const answers = await Promise.all(
+      [...replicas, ...replicas].map((r) => postEvent(r.url, event)),
+    );
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    const bumps = callsSince(m).filter(
+      (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.status === 200,
+    );
+    expect(bumps).toHaveLength(1);
+    expect(
+      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
+        ANNOTATION_REQUESTED_AT
+      ],
+    ).toBeDefined();
+  });
+
+  it('a digest another field manager owns (kubectl patch): the object is deleted with preconditions, then one bump', async () => {
+    const s = await startHeal();
+    const { ag, ea } = await settledPair();
+    const changed = await patchDigestAsKubectl(ea, digestOf(7));
+    const m = mark();
+    expect(await postEvent(s.url, eaEvent(changed))).toMatchObject({
+      status: 200,
+      body: { result: 'healed' },
+    });
+    expect(await readEa(ea.metadata?.name ?? '')).toBeUndefined();
+    const writes = callsSince(m).filter((c) => WRITES.includes(c.verb));
+    expect(writes.map((c) => `${c.verb} ${c.resource} ${c.status}`)).toEqual([
+      'delete externalartifacts 200',
+      'patch artifactgenerators 200',
+    ]);
+    const events = await healEvents(ag);
+    expect(events.map((e) => e.reason)).toEqual(['ExternalArtifactDriftHealed']);
+    expect(events[0]?.note).toContain('kubectl');
+  });
+
+  it('a stale event does not delete an object changed since (uid/resourceVersion preconditions)', async () => {
+    const s = await startHeal();
+    const { ea } = await settledPair();
+    const changed = await patchDigestAsKubectl(ea, digestOf(7));
+    // Changed again after the event was made: the listed copy is newer and judged instead.
+    await patchDigestAsKubectl(changed, digestOf(8));
+    expect(await postEvent(s.url, eaEvent(changed))).toMatchObject({
+      status: 200,
+      body: { result: 'healed' },
+    });
+    expect(await readEa(ea.metadata?.name ?? '')).toBeUndefined();
+  });
+
+  it('an honest build in flight (source-watcher wrote the new digest, the inventory follows) is left alone', async () => {
+    const s = await startHeal();
+    const { ag, ea } = await settledPair();
+    const next = await applyAsSourceWatcher(ag, digestOf(2));
+    const m = mark();
+    expect(await postEvent(s.url, eaEvent(next))).toMatchObject({
+      status: 200,
+      body: { result: 'honest-build' },
+    });
+    expect(callsSince(m).filter((c) => WRITES.includes(c.verb))).toEqual([]);
+    expect(await readEa(ea.metadata?.name ?? '')).toBeDefined();
+  });
+
+  it('an AG the recovery works on, or one building, is left alone after one cached read', async () => {
+    const s = await startHeal();
+    for (const [over, why] of [
+      [{ annotations: { [ANNOTATION_ATTEMPTS]: '1' } }, 'recovery'],
+      [{ readyStatus: 'Unknown' as const }, 'not-ready'],
+    ] as const) {
+      const { ea } = await settledPair(over);
+      await deleteEa(ea);
+      const m = mark();
+      expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
+        status: 200,
+        body: { result: why },
+      });
+      expect(callsSince(m).map((c) => `${c.verb} ${c.resource}`)).toEqual([
+        'get artifactgenerators',
+      ]);
+    }
+  });
+
+  it('RECOVERY_HEAL_EXTERNAL_ARTIFACTS=off: ignored, no API call', async () => {
+    const s = await startHeal({ RECOVERY_HEAL_EXTERNAL_ARTIFACTS: 'off' });
+    const { ea } = await settledPair();
+    await deleteEa(ea);
+    const m = mark();
+    expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
+      status: 200,
+      body: { result: 'disabled' },
+    });
+    expect(callsSince(m)).toEqual([]);
+  });
+
+  it('observe mode: a "would heal" Event, nothing else written', async () => {
+    const s = await startHeal({ RECOVERY_MODE: 'observe' });
+    const { ag, ea } = await settledPair();
+    await deleteEa(ea);
+    const m = mark();
+    expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
+      status: 200,
+      body: { result: 'observed' },
+    });
+    expect(callsSince(m).filter((c) => WRITES.includes(c.verb))).toEqual([]);
+    expect(
+      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
+        ANNOTATION_REQUESTED_AT
+      ],
+    ).toBeUndefined();
+    expect((await healEvents(ag)).map((e) => e.reason)).toEqual(['ExternalArtifactDriftWouldHeal']);
+  });
+
+  it('bad input: 400 and no call; other kinds and ExternalArtifacts of no AG: 200 and no call', async () => {
+    const s = await startHeal();
+    const m = mark();
+    expect(
+      await postEvent(s.url, eaEvent({ metadata: { name: 'Bad_Name', namespace: NS } })),
+    ).toMatchObject({ status: 400 });
+    const plain = { metadata: { name: 'plain', namespace: NS }, spec: {} };
+    expect(await postEvent(s.url, eaEvent(plain))).toMatchObject({
+      status: 200,
+      body: { result: 'not-generated' },
+    });
+    const other = cloudEvent({
+      type: APISERVER_UPDATE,
+      data: plain,
+      extensions: { kind: 'ArtifactGenerator' },
+    });
+    expect(await postEvent(s.url, other)).toMatchObject({
+      status: 200,
+      body: { result: 'other-kind' },
+    });
+    expect(callsSince(m)).toEqual([]);
+  });
+});
+
+describe('heal-external-artifacts on a degraded API server', () => {
+  // Each call in turn fails (5xx, 429, a cut connection, a timeout): the answer is 503 (the Broker
+  // redelivers), nothing half done is left that the redelivery cannot finish, and the redelivery
+  // heals with one bump in all.
+  it.each<
+    [
+      string,
+      { verb: 'get' | 'list' | 'delete' | 'patch'; resource: string },
+      'status' | 'reset' | 'timeout',
+      number,
+    ]
+  >([
+    ['the AG read', { verb: 'get', resource: 'artifactgenerators' }, 'status', 503],
+    ['the ExternalArtifact list', { verb: 'list', resource: 'externalartifacts' }, 'status', 429],
+    ['the delete', { verb: 'delete', resource: 'externalartifacts' }, 'reset', 0],
+    ['the bump', { verb: 'patch', resource: 'artifactgenerators' }, 'status', 500],
+    ['the bump (timeout)', { verb: 'patch', resource: 'artifactgenerators' }, 'timeout', 0],
+  ])(
+    '%s fails: 503, then the redelivery heals with one bump',
+    async (_what, match, kind, status) => {
+      const s = await startHeal({ KUBE_REQUEST_TIMEOUT_MS: '1000' });
+      const { ag, ea } = await settledPair();
+      const changed = await patchDigestAsKubectl(ea, digestOf(5));
+      const rule =
+        kind === 'status'
+          ? { kind, status, match: { clientTag: TAG, ...match }, times: 1 }
+          : kind === 'timeout'
+            ? { kind, delayMs: 3000, match: { clientTag: TAG, ...match }, times: 1 }
+            : { kind, match: { clientTag: TAG, ...match }, times: 1 };
+      const fault = proxy.addFault(rule as Parameters<KubeProxy['addFault']>[0]);
+      const m = mark();
+      const first = await postEvent(s.url, eaEvent(changed));
+      fault.remove();
+      expect(first.status).toBe(503);
+      // The redelivery (the Broker resends the same event).
+      const again = await postEvent(s.url, eaEvent(changed));
+      expect(again).toMatchObject({ status: 200 });
+      const current = await getArtifactGenerator(agRefOf(ag), kc);
+      expect(current.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeDefined();
+      expect(await readEa(ea.metadata?.name ?? '')).toBeUndefined();
+      const bumps = callsSince(m).filter(
+        (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.status === 200,
+      );
+      expect(bumps).toHaveLength(1);
+    },
+  );
+
+  it('the bump applied but its answer lost: 503, and the redelivery finds it pending (no second bump)', async () => {
+    const s = await startHeal();
+    const { ag, ea } = await settledPair();
+    await deleteEa(ea);
+    const fault = proxy.addFault({
+      kind: 'status',
+      status: 500,
+      phase: 'after',
+      match: { clientTag: TAG, verb: 'patch', resource: 'artifactgenerators' },
+      times: 1,
+    });
+    const m = mark();
+    expect((await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).status).toBe(503);
+    fault.remove();
+    expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
+      status: 200,
+      body: { result: 'request-pending' },
+    });
+    const applied = callsSince(m).filter(
+      (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.upstreamStatus === 200,
+    );
+    expect(applied).toHaveLength(1);
+    expect(
+      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
+        ANNOTATION_REQUESTED_AT
+      ],
+    ).toBeDefined();
+  });
+
+  it('Events refused (403): the heal is still done and answered 200', async () => {
+    const s = await startHeal();
+    const { ag, ea } = await settledPair();
+    await deleteEa(ea);
+    const fault = proxy.addFault({
+      kind: 'status',
+      status: 403,
+      match: { clientTag: TAG, resource: 'events' },
+    });
+    try {
+      expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
+        status: 200,
+        body: { result: 'healed' },
+      });
+    } finally {
+      fault.remove();
+    }
+    expect(
+      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
+        ANNOTATION_REQUESTED_AT
+      ],
+    ).toBeDefined();
+  });
+});
