@@ -32,6 +32,7 @@ export type BrokerTuning = Partial<
     | 'seed'
     | 'replicaPick'
     | 'retryDelayScale'
+    | 'retryOn'
     | 'defaultTimeoutMs'
   >
 >;
