@@ -35,6 +35,12 @@ import { LogCapture } from './system/log-capture.js';
 import { ACTION_STALLED_TYPE, ProgressLog, type ProgressEvent } from './system/progress.js';
 import { RECOVERY_NAMESPACE, WorldWatch } from './system/world.js';
 import type { ServiceAccountTokens } from '../setup/cluster-rbac.js';
+import {
+  defaultStormProfiles,
+  StormProfile,
+  STORM_DURATION_MS,
+  type StormClientProfile,
+} from '../support/storm.js';
 
 export { FUNCTION_NAMES, type FunctionName, type FunctionReplica } from './system/functions.js';
 export type { BrokerTuning } from './system/knative.js';
@@ -90,6 +96,15 @@ export interface SystemOptions {
   settleTimeoutMs?: number;
 }
 
+export interface StartStormOptions {
+  /** Seed of the storm's choices (default 1). */
+  seed?: number;
+  /** Length of the window from now, virtual ms (default 8 minutes). */
+  durationMs?: number;
+  /** Per client tag (default: defaultStormProfiles(), the rates). */
+  profiles?: Readonly<Record<string, Partial<StormClientProfile>>>;
+}
+
 export interface RunUntilOptions {
   /** Fail when the predicate still does not hold after this much virtual time. */
   maxVirtualMs: number;
@@ -124,6 +139,11 @@ export interface System {
   runUntil(predicate: () => boolean | Promise<boolean>, opts: RunUntilOptions): Promise<number>;
   /** Write calls (create, update, patch, delete) by the given clients, optionally narrowed. */
   writesBy(tags: string | readonly string[], match?: CallMatch): ProxyCall[];
+  /**
+   * Starts the first-install storm in the proxy, from the virtual now (docs/adr/0040): a delayed
+   * call waits on the virtual clock, and a settle ends when only such calls are left.
+   */
+  startStorm(o?: StartStormOptions): StormProfile;
   /** Closes everything; leaves no virtual timer, socket or watch. Idempotent. */
   stop(): Promise<void>;
 }
@@ -152,7 +172,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
   };
 
   try {
-    const proxy = await startKubeProxy(opts.kubeConfig, { tag: 'untagged' });
+    const proxy = await startKubeProxy(opts.kubeConfig, { tag: 'untagged', clock });
     cleanups.push(() => proxy.stop());
 
     const knative = createKnativeParts({
@@ -248,6 +268,35 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       }
     };
 
+    // With the storm on, a call held on the virtual clock keeps its delivery or reconcile in
+    // flight until the clock moves, which only happens after a settle: a wait also ends once
+    // only held calls are left (nothing upstream, no new call for three quiet periods).
+    let holding = false;
+    const onlyHeldLeft = async (stop: { done: boolean }): Promise<void> => {
+      let last = -1;
+      let quiet = 0;
+      while (!stop.done) {
+        await sleep(quietMs);
+        const n = proxy.calls.length;
+        quiet = n === last ? quiet + 1 : 0;
+        last = n;
+        if (proxy.heldOnClock > 0 && proxy.upstreamInFlight === 0 && quiet >= 3) return;
+      }
+    };
+    const orHeld = async (work: Promise<unknown>): Promise<void> => {
+      if (!holding) {
+        await work;
+        return;
+      }
+      const stop = { done: false };
+      work.catch(() => undefined);
+      try {
+        await Promise.race([work, onlyHeldLeft(stop)]);
+      } finally {
+        stop.done = true;
+      }
+    };
+
     let stopped = false;
     const settle = async (): Promise<void> => {
       if (stopped) return;
@@ -255,16 +304,18 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       const left = (): number => Math.max(1, deadline - Date.now());
       for (;;) {
         const before = activity();
-        await knative.idle(left());
+        await orHeld(knative.idle(left()));
         await world.caughtUp(left());
         // The simulator has its own watch: wait until it saw every AG's current version.
-        await Promise.all(
-          [...world.agResourceVersions().values()]
-            .filter((rv) => rv !== '')
-            .map((rv) => sim.observed(rv, left())),
+        await orHeld(
+          Promise.all(
+            [...world.agResourceVersions().values()]
+              .filter((rv) => rv !== '')
+              .map((rv) => sim.observed(rv, left())),
+          ),
         );
-        await sim.settled();
-        await knative.broker.idle();
+        await orHeld(sim.settled());
+        await orHeld(knative.broker.idle());
         consumeIngests();
         await sleep(quietMs);
         if (activity() === before) return;
@@ -310,10 +361,23 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
           .callsMatching({ ...match, verb: [...WRITE_VERBS] })
           .filter((c) => wanted.includes(c.clientTag));
       },
+      startStorm(o = {}) {
+        const storm = new StormProfile({
+          seed: o.seed ?? 1,
+          startMs: clock.now(),
+          durationMs: o.durationMs ?? STORM_DURATION_MS,
+          profiles: o.profiles ?? defaultStormProfiles(),
+        });
+        proxy.setStorm(storm, { holdOn: clock });
+        holding = true;
+        return storm;
+      },
       async stop() {
         if (stopped) return;
         stopped = true;
         clock.setSettle(undefined);
+        proxy.setStorm(undefined);
+        proxy.dropHeld();
         await cleanup();
       },
     };

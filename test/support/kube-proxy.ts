@@ -15,6 +15,12 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
+import {
+  apfRejectedStatus,
+  etcdTimeoutStatus,
+  type StormDecision,
+  type StormProfile,
+} from './storm.js';
 
 export type KubeVerb =
   'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -45,6 +51,12 @@ export interface ProxyCall extends ApiRequestInfo {
   upstreamStatus?: number;
   /** The fault applied to this call, if any. */
   fault?: FaultKind;
+  /** What the storm profile did to this call, if anything (see setStorm). */
+  storm?: StormDecision['kind'];
+  /** Arrival time on the proxy's clock (the system's clock when given, else the wall clock). */
+  at: number;
+  /** Arrival time on the wall clock (performance.now()). */
+  wallAt: number;
 }
 
 /** Every given field must match. `subresource: ''` matches the main resource only. */
@@ -91,6 +103,18 @@ export interface FaultHandle {
 export interface KubeProxyOptions {
   /** Tag for calls that carry neither the header nor a path tag. Default 'default'. */
   tag?: string;
+  /** The clock calls are stamped with and the storm's window runs on (default: the wall clock). */
+  clock?: { now(): number };
+}
+
+/**
+ * A clock a delayed request can wait on (the system's virtual clock): the request is held until
+ * the clock reaches its moment, and counts in `heldOnClock` meanwhile (docs/adr/0040).
+ */
+export interface HoldClock {
+  now(): number;
+  setTimer(at: number, fn: () => void): number;
+  cancel(id: number): boolean;
 }
 
 export const CLIENT_TAG_HEADER = 'x-swr-client';
@@ -147,12 +171,46 @@ export class KubeProxy {
   private server: http.Server | undefined;
   private upstream: Upstream | undefined;
   private seq = 0;
+  private readonly clock: { now(): number };
+  private storm: StormProfile | undefined;
+  private holdClock: HoldClock | undefined;
+  private readonly holds = new Map<number, () => void>();
+  private inFlight = 0;
 
   constructor(
     private readonly target: k8s.KubeConfig,
     options: KubeProxyOptions = {},
   ) {
     this.defaultTag = options.tag ?? 'default';
+    this.clock = options.clock ?? { now: () => Date.now() };
+  }
+
+  /**
+   * Puts the storm in front of every call that no fault rule took (rules win), or removes it
+   * (undefined). With `holdOn`, a delayed call waits on that clock instead of real time.
+   */
+  setStorm(storm: StormProfile | undefined, opts: { holdOn?: HoldClock } = {}): void {
+    this.storm = storm;
+    this.holdClock = opts.holdOn;
+  }
+
+  /** Answers every call held on the hold clock 503 and cancels its timer (before a shutdown). */
+  dropHeld(): void {
+    for (const [id, drop] of [...this.holds]) {
+      this.holdClock?.cancel(id);
+      this.holds.delete(id);
+      drop();
+    }
+  }
+
+  /** Calls the storm holds on the hold clock right now. */
+  get heldOnClock(): number {
+    return this.holds.size;
+  }
+
+  /** Non-watch calls forwarded to the API server whose answer has not ended yet. */
+  get upstreamInFlight(): number {
+    return this.inFlight;
   }
 
   async start(): Promise<void> {
@@ -200,6 +258,7 @@ export class KubeProxy {
     this.server = undefined;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    this.dropHeld();
     const closed = new Promise<void>((done) => server.close(() => done()));
     for (const socket of this.sockets) socket.destroy();
     this.upstream?.agent.destroy();
@@ -296,11 +355,15 @@ export class KubeProxy {
       clientTag:
         (typeof headerTag === 'string' ? headerTag : undefined) ?? pathTag ?? this.defaultTag,
       ...parseApiRequest(req.method ?? 'GET', path),
+      at: this.clock.now(),
+      wallAt: performance.now(),
     };
     this.calls.push(call);
     const rule = this.takeFault(call);
     if (rule === undefined) {
-      this.forward(req, res, call);
+      const decision = this.storm?.decide(call, call.at);
+      if (decision === undefined) this.forward(req, res, call);
+      else this.applyStorm(decision, req, res, call);
       return;
     }
     call.fault = rule.kind;
@@ -314,6 +377,44 @@ export class KubeProxy {
     }
     req.resume();
     this.inject(rule, req, res, call);
+  }
+
+  private applyStorm(
+    decision: StormDecision,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    call: ProxyCall,
+  ): void {
+    call.storm = decision.kind;
+    switch (decision.kind) {
+      case 'error500':
+        req.resume();
+        respondBody(res, call, 500, etcdTimeoutStatus(), {});
+        return;
+      case 'tooMany':
+        req.resume();
+        respondBody(res, call, 429, apfRejectedStatus(decision.retryAfterSeconds), {
+          'retry-after': String(decision.retryAfterSeconds),
+        });
+        return;
+      case 'delayed': {
+        const clock = this.holdClock;
+        if (clock === undefined) {
+          this.later(decision.delayMs, () => this.forward(req, res, call));
+          return;
+        }
+        // Paused: the body waits in the socket until the request is forwarded.
+        req.pause();
+        const id = clock.setTimer(clock.now() + decision.delayMs, () => {
+          this.holds.delete(id);
+          this.forward(req, res, call);
+        });
+        this.holds.set(id, () => {
+          if (!res.headersSent) respondStatus(res, call, 503, 'kube proxy stopped');
+        });
+        return;
+      }
+    }
   }
 
   private takeFault(call: ProxyCall): FaultRule | undefined {
@@ -365,6 +466,15 @@ export class KubeProxy {
     for (const [key, value] of Object.entries(req.headers)) {
       if (!HOP_BY_HOP.has(key) && value !== undefined) headers[key] = value;
     }
+    const counted = call.verb !== 'watch';
+    let open = counted;
+    if (counted) this.inFlight += 1;
+    const settled = (): void => {
+      if (!open) return;
+      open = false;
+      this.inFlight -= 1;
+    };
+    res.once('close', settled);
     const upstreamReq = https.request({
       protocol: upstream.url.protocol,
       hostname: upstream.url.hostname,
@@ -376,6 +486,7 @@ export class KubeProxy {
     });
     upstreamReq.on('response', (upstreamRes) => {
       call.upstreamStatus = upstreamRes.statusCode ?? 502;
+      upstreamRes.once('end', settled);
       if (after !== undefined) {
         upstreamRes.resume();
         upstreamRes.once('end', after);
@@ -391,6 +502,7 @@ export class KubeProxy {
       upstreamRes.pipe(res);
     });
     upstreamReq.on('error', (err) => {
+      settled();
       if (res.headersSent) res.destroy();
       else respondStatus(res, call, 502, `kube proxy upstream error: ${err.message}`);
     });
@@ -505,6 +617,23 @@ function definedHeaders(headers: https.RequestOptions['headers']): http.Outgoing
     if (value !== undefined) out[key] = value;
   }
   return out;
+}
+
+function respondBody(
+  res: http.ServerResponse,
+  call: ProxyCall,
+  code: number,
+  status: Record<string, unknown>,
+  extraHeaders: http.OutgoingHttpHeaders,
+): void {
+  call.status = code;
+  const body = JSON.stringify(status);
+  res.writeHead(code, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    ...extraHeaders,
+  });
+  res.end(body);
 }
 
 function respondStatus(
