@@ -60,6 +60,13 @@ export class Knobs {
   readonly artifactMissing = new Set<AgKey>();
   /** Cleared for a key by its next successful build (ExternalArtifacts re-applied). */
   readonly externalArtifactsDiffer = new Set<AgKey>();
+  /**
+   * The build (1-based, counting builds that reach their outcome) that fails honestly with
+   * Ready=False/ReconciliationFailed, as the storm's errors made the real source-watcher's rebuild
+   * fail (issue 19, defect 4). That Ready write is never lost, whatever the loss rule.
+   */
+  readonly #honestFailureAt = new Map<AgKey, number>();
+  readonly #builds = new Map<AgKey, number>();
 
   constructor(seed: number, buildTimeMs = DEFAULT_BUILD_TIME_MS) {
     if (!Number.isInteger(seed))
@@ -135,6 +142,23 @@ export class Knobs {
       return this.#random() < this.#lossProbability;
     }
     return false;
+  }
+
+  /** Build number `build` of this AG fails honestly (ReconciliationFailed); once. */
+  failBuildHonestly(key: AgKey, build: number): void {
+    if (!Number.isInteger(build) || build < 1) {
+      throw new RangeError(`source-watcher-sim: build must be a positive integer, got ${build}`);
+    }
+    this.#honestFailureAt.set(key, build);
+  }
+
+  /** Counts a build reaching its outcome; true when this one is to fail honestly. */
+  takeBuild(key: AgKey): boolean {
+    const n = (this.#builds.get(key) ?? 0) + 1;
+    this.#builds.set(key, n);
+    if (this.#honestFailureAt.get(key) !== n) return false;
+    this.#honestFailureAt.delete(key);
+    return true;
   }
 
   revisionOf(key: AgKey): string {

@@ -267,6 +267,10 @@ class Simulator implements SourceWatcherSim {
     else this.#knobs.buildFailure.delete(key);
   }
 
+  failBuildHonestly(ref: AgKey | AgName, build: number): void {
+    this.#knobs.failBuildHonestly(toKey(ref), build);
+  }
+
   setSourceMissing(ref: AgKey | AgName, missing: boolean): void {
     const key = toKey(ref);
     const changed = missing !== this.#knobs.sourceMissing.has(key);
