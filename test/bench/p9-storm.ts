@@ -163,7 +163,9 @@ async function runVariant(
         stallToOutcomeS: r.stallToOutcomeMs === null ? null : r.stallToOutcomeMs / 1000,
         forces: r.forces,
         stalls: r.stalls,
+        failures: r.failures,
       })),
+    honestForced: f.honestForced,
     wallSeconds: Math.round((calm.wallMs + storm.wallMs) / 1000),
   };
   const num = (v: number | null): number => v ?? NaN;

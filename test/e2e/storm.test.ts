@@ -58,6 +58,7 @@ describe('e2e: recovery under the first-install storm', () => {
       { windowMs: STORM_DURATION_MS, runMs: RUN_MS },
     );
     await calm.stop();
+    const calmWall = wall();
 
     const system = await startSystem({
       sourceWatcher: { concurrency: CONCURRENCY },
@@ -79,7 +80,7 @@ describe('e2e: recovery under the first-install storm', () => {
       firstForceMedian: seconds(medianOrNull(f.stallToFirstForceMs) ?? NaN),
       firstForceP99: seconds(percentileOrNull(f.stallToFirstForceMs, 99) ?? NaN),
       pending: f.pending.length,
-      honestForces: f.honestForces,
+      honestForces: `${f.honestForces} [${f.honestForced.join(', ')}]`,
       deadLetteredActions: f.deadLetteredActions,
       deadLettered: JSON.stringify(f.deadLetteredByType),
       reqPerSecStorm: f.functionRequestsPerSecond.toFixed(2),
@@ -87,11 +88,12 @@ describe('e2e: recovery under the first-install storm', () => {
       ratio: ratio.toFixed(2),
       repeated429: `${f.tooManyRepeated}/${f.tooMany}`,
       repeatMedian: seconds(f.repeatDelayMedianMs ?? NaN),
+      wallCalm: calmWall,
       wall: wall(),
     });
     for (const r of f.results.filter((x) => x.member.role !== 'honest')) {
       console.log(
-        `[e2e] storm ${r.member.key} ${r.member.role}: ${r.outcome} after ${r.stallToOutcomeMs === null ? '-' : seconds(r.stallToOutcomeMs)}, ${r.forces} forces, ${r.stalls} stalls`,
+        `[e2e] storm ${r.member.key} ${r.member.role}: ${r.outcome} after ${r.stallToOutcomeMs === null ? '-' : seconds(r.stallToOutcomeMs)}, ${r.forces} forces, ${r.stalls} stalls, ${r.failures} honest failures`,
       );
     }
 
@@ -107,5 +109,5 @@ describe('e2e: recovery under the first-install storm', () => {
     expect.soft(f.deadLetteredActions, 'dead-lettered action events').toBe(0);
     expect.soft(f.honestForces, 'forces of honest builds').toBe(0);
     expect.soft(ratio, "functions' API req/s, storm / no faults").toBeLessThanOrEqual(2);
-  });
+  }, 600_000);
 });

@@ -138,6 +138,8 @@ export interface StormMemberResult {
   readonly stallToFirstForceMs: number | null;
   readonly forces: number;
   readonly stalls: number;
+  /** Honest failures (Ready=False with an upstream reason) seen on the AG. */
+  readonly failures: number;
 }
 
 /** Whether every losing member has its outcome (the run's stop condition). */
@@ -183,6 +185,7 @@ export function memberResults(system: System, fleet: StormFleet): StormMemberRes
         firstStallAt !== null && firstForce !== null ? firstForce - firstStallAt : null,
       forces: p.forces.length,
       stalls: p.stalls.length,
+      failures: p.failures.length,
     };
   });
 }
@@ -195,6 +198,8 @@ export interface StormFigures {
   readonly pending: string[];
   /** Forces of AGs that never lost a write (honest builds forced). */
   readonly honestForces: number;
+  /** Which honest AGs were forced, and how often. */
+  readonly honestForced: string[];
   /** Dead-lettered action events (force, clear-tracking, stalled) and AG events for detect. */
   readonly deadLetteredActions: number;
   readonly deadLettered: number;
@@ -286,6 +291,9 @@ export function stormFigures(
     honestForces: results
       .filter((x) => x.member.role === 'honest')
       .reduce((n, x) => n + x.forces, 0),
+    honestForced: results
+      .filter((x) => x.member.role === 'honest' && x.forces > 0)
+      .map((x) => `${x.member.key} ${x.forces}`),
     deadLetteredActions: actions,
     deadLettered: system.knative.broker.deadLetters.length,
     deadLetteredByType,

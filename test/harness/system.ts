@@ -270,7 +270,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
 
     // With the storm on, a call held on the virtual clock keeps its delivery or reconcile in
     // flight until the clock moves, which only happens after a settle: a wait also ends once
-    // only held calls are left (nothing upstream, no new call for three quiet periods).
+    // only held calls are left (nothing upstream, no new call for two quiet periods).
     let holding = false;
     const onlyHeldLeft = async (stop: { done: boolean }): Promise<void> => {
       let last = -1;
@@ -280,7 +280,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
         const n = proxy.calls.length;
         quiet = n === last ? quiet + 1 : 0;
         last = n;
-        if (proxy.heldOnClock > 0 && proxy.upstreamInFlight === 0 && quiet >= 3) return;
+        if (proxy.heldOnClock > 0 && proxy.upstreamInFlight === 0 && quiet >= 2) return;
       }
     };
     const orHeld = async (work: Promise<unknown>): Promise<void> => {
@@ -298,29 +298,62 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
     };
 
     let stopped = false;
+    let stage = '';
     const settle = async (): Promise<void> => {
       if (stopped) return;
       const deadline = Date.now() + settleTimeoutMs;
       const left = (): number => Math.max(1, deadline - Date.now());
       for (;;) {
         const before = activity();
-        await orHeld(knative.idle(left()));
-        await world.caughtUp(left());
-        // The simulator has its own watch: wait until it saw every AG's current version.
-        await orHeld(
-          Promise.all(
+        if (holding) {
+          // knative.idle() loops (with lists) until nothing moves; racing it would leave such
+          // loops behind. Here: the sources catch up once, then one passive wait for everything,
+          // ended early when only held calls are left; this loop repeats the round.
+          stage = 'sources catch up (storm)';
+          await knative.apiServerSource.caughtUp(left());
+          await knative.pings.caughtUp(left());
+          await world.caughtUp(left());
+          stage = 'deliveries, simulator and broker (storm)';
+          await orHeld(
+            (async () => {
+              await Promise.all([knative.apiServerSource.idle(), knative.pings.idle()]);
+              await knative.broker.idle();
+              await Promise.all(
+                [...world.agResourceVersions().values()]
+                  .filter((rv) => rv !== '')
+                  .map((rv) => sim.observed(rv, left())),
+              );
+              await sim.settled();
+              await knative.broker.idle();
+            })(),
+          );
+        } else {
+          stage = 'knative';
+          await knative.idle(left());
+          stage = 'world';
+          await world.caughtUp(left());
+          stage = 'simulator watch';
+          // The simulator has its own watch: wait until it saw every AG's current version.
+          await Promise.all(
             [...world.agResourceVersions().values()]
               .filter((rv) => rv !== '')
               .map((rv) => sim.observed(rv, left())),
-          ),
-        );
-        await orHeld(sim.settled());
-        await orHeld(knative.broker.idle());
+          );
+          stage = 'simulator reconciles';
+          await sim.settled();
+          stage = 'broker';
+          await knative.broker.idle();
+        }
+        stage = 'quiet';
         consumeIngests();
         await sleep(quietMs);
         if (activity() === before) return;
         if (Date.now() > deadline) {
-          throw new Error(`system did not settle within ${settleTimeoutMs} ms`);
+          throw new Error(
+            `system did not settle within ${settleTimeoutMs} ms (last wait: ${stage}; ` +
+              `broker in flight ${knative.broker.inFlight}, calls held ${proxy.heldOnClock}, ` +
+              `upstream ${proxy.upstreamInFlight})`,
+          );
         }
       }
     };

@@ -118,6 +118,16 @@ export interface HoldClock {
 }
 
 export const CLIENT_TAG_HEADER = 'x-swr-client';
+/**
+ * Calls held on a clock are released at whole virtual seconds (the delay rounded to the nearest
+ * one): all calls due at one moment go on together, at one clock step (docs/adr/0040).
+ */
+export const HOLD_GRANULARITY_MS = 1000;
+
+interface Held {
+  release(): void;
+  drop(): void;
+}
 const TAG_PREFIX = '/_tag/';
 
 const HOP_BY_HOP = new Set([
@@ -174,8 +184,10 @@ export class KubeProxy {
   private readonly clock: { now(): number };
   private storm: StormProfile | undefined;
   private holdClock: HoldClock | undefined;
-  private readonly holds = new Map<number, () => void>();
-  private inFlight = 0;
+  /** Held calls, and one clock timer per release moment (see HOLD_GRANULARITY_MS). */
+  private readonly holds = new Set<Held>();
+  private readonly holdMoments = new Map<number, { timer: number; held: Set<Held> }>();
+  private readonly inFlightCalls = new Set<ProxyCall>();
 
   constructor(
     private readonly target: k8s.KubeConfig,
@@ -196,11 +208,11 @@ export class KubeProxy {
 
   /** Answers every call held on the hold clock 503 and cancels its timer (before a shutdown). */
   dropHeld(): void {
-    for (const [id, drop] of [...this.holds]) {
-      this.holdClock?.cancel(id);
-      this.holds.delete(id);
-      drop();
-    }
+    for (const { timer } of this.holdMoments.values()) this.holdClock?.cancel(timer);
+    this.holdMoments.clear();
+    const held = [...this.holds];
+    this.holds.clear();
+    for (const h of held) h.drop();
   }
 
   /** Calls the storm holds on the hold clock right now. */
@@ -210,7 +222,12 @@ export class KubeProxy {
 
   /** Non-watch calls forwarded to the API server whose answer has not ended yet. */
   get upstreamInFlight(): number {
-    return this.inFlight;
+    return this.inFlightCalls.size;
+  }
+
+  /** Those calls (for diagnostics). */
+  get upstreamCalls(): readonly ProxyCall[] {
+    return [...this.inFlightCalls];
   }
 
   async start(): Promise<void> {
@@ -405,15 +422,53 @@ export class KubeProxy {
         }
         // Paused: the body waits in the socket until the request is forwarded.
         req.pause();
-        const id = clock.setTimer(clock.now() + decision.delayMs, () => {
-          this.holds.delete(id);
-          this.forward(req, res, call);
-        });
-        this.holds.set(id, () => {
-          if (!res.headersSent) respondStatus(res, call, 503, 'kube proxy stopped');
-        });
+        const at =
+          Math.round((clock.now() + decision.delayMs) / HOLD_GRANULARITY_MS) * HOLD_GRANULARITY_MS;
+        const held: Held = {
+          release: () => {
+            res.off('close', gone);
+            this.forward(req, res, call);
+          },
+          drop: () => {
+            res.off('close', gone);
+            if (!res.headersSent) respondStatus(res, call, 503, 'kube proxy stopped');
+          },
+        };
+        // A client that gives up while its request is held (its own timeout) ends the hold.
+        const gone = (): void => this.unhold(held, at);
+        res.once('close', gone);
+        this.hold(clock, held, at);
         return;
       }
+    }
+  }
+
+  private hold(clock: HoldClock, held: Held, at: number): void {
+    this.holds.add(held);
+    let moment = this.holdMoments.get(at);
+    if (moment === undefined) {
+      const timer = clock.setTimer(at, () => {
+        const due = this.holdMoments.get(at);
+        this.holdMoments.delete(at);
+        for (const h of due?.held ?? []) {
+          this.holds.delete(h);
+          h.release();
+        }
+      });
+      moment = { timer, held: new Set() };
+      this.holdMoments.set(at, moment);
+    }
+    moment.held.add(held);
+  }
+
+  private unhold(held: Held, at: number): void {
+    this.holds.delete(held);
+    const moment = this.holdMoments.get(at);
+    if (moment === undefined) return;
+    moment.held.delete(held);
+    if (moment.held.size === 0) {
+      this.holdClock?.cancel(moment.timer);
+      this.holdMoments.delete(at);
     }
   }
 
@@ -459,6 +514,8 @@ export class KubeProxy {
       respondStatus(res, call, 503, 'kube proxy stopped');
       return;
     }
+    // The client left while the call waited (a delay): nothing to forward.
+    if (res.destroyed || req.destroyed) return;
     // The client's own credentials win; then no client certificate may be presented, or the
     // API server would authenticate the admin certificate first and never look at the token.
     const ownCredentials = req.headers.authorization !== undefined;
@@ -466,13 +523,9 @@ export class KubeProxy {
     for (const [key, value] of Object.entries(req.headers)) {
       if (!HOP_BY_HOP.has(key) && value !== undefined) headers[key] = value;
     }
-    const counted = call.verb !== 'watch';
-    let open = counted;
-    if (counted) this.inFlight += 1;
+    if (call.verb !== 'watch') this.inFlightCalls.add(call);
     const settled = (): void => {
-      if (!open) return;
-      open = false;
-      this.inFlight -= 1;
+      this.inFlightCalls.delete(call);
     };
     res.once('close', settled);
     const upstreamReq = https.request({

@@ -47,6 +47,11 @@ const REDELIVERED_STATUSES = new Set([404, 408, 409, 429]);
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const ERROR_DATA_BYTES = 1024;
 
+interface RetryEntry {
+  run(): void;
+  abandon(): void;
+}
+
 export function isRedeliverable(status: number | undefined): boolean {
   return status === undefined || status >= 500 || REDELIVERED_STATUSES.has(status);
 }
@@ -93,8 +98,11 @@ export class Broker {
   #url: string | undefined;
   #seq = 0;
   readonly #ttl: number;
-  /** Retries waiting on the clock (retryOn 'clock'): timer id -> what to record when abandoned. */
-  readonly #retryTimers = new Map<number, () => void>();
+  /**
+   * Retries waiting on the clock (retryOn 'clock'), one clock timer per moment: every retry due
+   * then starts at one clock step. Each entry runs the retry, or records it abandoned.
+   */
+  readonly #retryMoments = new Map<number, { timer: number; due: RetryEntry[] }>();
 
   constructor(opts: BrokerOptions) {
     const p = opts.duplicateProbability ?? 0;
@@ -176,10 +184,11 @@ export class Broker {
   /** Stops the ingress, abandons pending retries and waits for in-flight work to end. */
   async close(): Promise<void> {
     this.#abort.abort();
-    for (const [id, abandon] of [...this.#retryTimers]) {
-      this.#opts.clock?.cancel?.(id);
-      this.#retryTimers.delete(id);
-      abandon();
+    const moments = [...this.#retryMoments.values()];
+    this.#retryMoments.clear();
+    for (const { timer, due } of moments) {
+      this.#opts.clock?.cancel?.(timer);
+      for (const entry of due) entry.abandon();
     }
     const server = this.#server;
     this.#server = undefined;
@@ -258,9 +267,16 @@ export class Broker {
 
   // ---- delivery -------------------------------------------------------------------------------
 
+  /** Requests, deliveries and (scaled real-time) retries in flight: what idle() waits for. */
+  get inFlight(): number {
+    return this.#pending.count;
+  }
+
   /** Retries waiting on the clock (retryOn 'clock'); they do not count for idle(). */
   get retriesWaiting(): number {
-    return this.#retryTimers.size;
+    let n = 0;
+    for (const { due } of this.#retryMoments.values()) n += due.length;
+    return n;
   }
 
   async #deliver(
@@ -336,12 +352,23 @@ export class Broker {
   ): void {
     const clock = this.#opts.clock;
     if (clock?.setTimer === undefined) return;
-    const id = clock.setTimer(clock.now() + delayMs, () => {
-      this.#retryTimers.delete(id as number);
+    const at = clock.now() + delayMs;
+    const entry: RetryEntry = {
+      run: () => void this.#pending.track(this.#deliver(trigger, event, hops, duplicate, attempt)),
+      abandon: () => this.#abandon(trigger, event, duplicate, attempt),
+    };
+    const moment = this.#retryMoments.get(at);
+    if (moment !== undefined) {
+      moment.due.push(entry);
+      return;
+    }
+    const timer = clock.setTimer(at, () => {
+      const due = this.#retryMoments.get(at)?.due ?? [];
+      this.#retryMoments.delete(at);
       if (this.#abort.signal.aborted) return;
-      void this.#pending.track(this.#deliver(trigger, event, hops, duplicate, attempt));
+      for (const e of due) e.run();
     }) as number;
-    this.#retryTimers.set(id, () => this.#abandon(trigger, event, duplicate, attempt));
+    this.#retryMoments.set(at, { timer, due: [entry] });
   }
 
   /** The reply event to re-ingest, if the 2xx response carried a valid one with TTL left. */
