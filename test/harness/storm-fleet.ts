@@ -104,8 +104,8 @@ export async function createStormFleet(system: System, o: StormFleetOptions): Pr
         break;
       case 'always-honest-failure':
         system.sim.loseConditionsWrite(m.key);
-        // Build 1 is the first build; build k + 1 is the rebuild after force k.
-        system.sim.failBuildHonestly(m.key, afterForce + 1);
+        // Each force sets a new requestedAt: the rebuild for the k-th one follows force k.
+        system.sim.failBuildHonestly(m.key, afterForce);
         break;
       case 'honest':
         break;

@@ -184,7 +184,7 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     deps.guard();
 
     // Step 5: outcome.
-    if (knobs.takeBuild(key)) {
+    if (knobs.takeBuild(key, ag.metadata.annotations?.[REQUESTED_AT_ANNOTATION])) {
       honestFailure = true;
       set({
         type: READY,

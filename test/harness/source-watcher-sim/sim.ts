@@ -267,8 +267,8 @@ class Simulator implements SourceWatcherSim {
     else this.#knobs.buildFailure.delete(key);
   }
 
-  failBuildHonestly(ref: AgKey | AgName, build: number): void {
-    this.#knobs.failBuildHonestly(toKey(ref), build);
+  failBuildHonestly(ref: AgKey | AgName, request: number): void {
+    this.#knobs.failBuildHonestly(toKey(ref), request);
   }
 
   setSourceMissing(ref: AgKey | AgName, missing: boolean): void {
