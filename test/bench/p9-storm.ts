@@ -21,7 +21,11 @@ import {
 } from '../harness/storm-fleet.js';
 import { createSystem } from '../harness/system.js';
 import { deleteAlarm } from '../harness/system/world.js';
-import { STORM_DURATION_MS } from '../support/storm.js';
+import {
+  STORM_DURATION_MS,
+  STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS,
+  STORM_VIRTUAL_CLOCK_ENV,
+} from '../support/storm.js';
 import { createRawKube } from './raw-kube.js';
 import {
   ratioRow,
@@ -94,7 +98,8 @@ async function runOnce(
   const system = await createSystem({
     kubeConfig: kc,
     serviceAccountTokens: server.serviceAccountTokens,
-    broker: { retryOn: 'clock' },
+    broker: { retryOn: 'clock', defaultTimeoutMs: STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS },
+    env: STORM_VIRTUAL_CLOCK_ENV,
     pingSeed: 9,
     settleTimeoutMs: 600_000,
     sourceWatcher: { seed: 9, concurrency },

@@ -28,7 +28,11 @@ import {
   runStormFleet,
   type StormFleetOptions,
 } from '../harness/storm-fleet.js';
-import { STORM_DURATION_MS } from '../support/storm.js';
+import {
+  STORM_DURATION_MS,
+  STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS,
+  STORM_VIRTUAL_CLOCK_ENV,
+} from '../support/storm.js';
 
 const FLEET: Omit<StormFleetOptions, 'prefix'> = {
   pairs: 30,
@@ -50,7 +54,8 @@ describe('e2e: recovery under the first-install storm', () => {
     const wall = wallClock();
     const calm = await startSystem({
       sourceWatcher: { concurrency: CONCURRENCY },
-      broker: { retryOn: 'clock' },
+      broker: { retryOn: 'clock', defaultTimeoutMs: STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS },
+      env: STORM_VIRTUAL_CLOCK_ENV,
     });
     const baseline = await runStormFleet(
       calm,
@@ -62,7 +67,8 @@ describe('e2e: recovery under the first-install storm', () => {
 
     const system = await startSystem({
       sourceWatcher: { concurrency: CONCURRENCY },
-      broker: { retryOn: 'clock' },
+      broker: { retryOn: 'clock', defaultTimeoutMs: STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS },
+      env: STORM_VIRTUAL_CLOCK_ENV,
     });
     const storm = system.startStorm({ seed: SEED });
     const { figures: f } = await runStormFleet(

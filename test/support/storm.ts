@@ -72,6 +72,18 @@ export const SOURCE_WATCHER_STORM: StormClientProfile = {
 };
 
 export const STORM_FUNCTION_TAGS = ['detect', 'force-drift', 'surface-stalled'] as const;
+/**
+ * What a system under the storm on the virtual clock needs beyond the product's defaults: a held
+ * call waits for virtual time, which costs real time (every clock step settles), so the product's
+ * real-time request timeout (10 s) and the Broker's real-time delivery timeout (30 s) would fire
+ * on the harness's slowness, not on the storm (its delays stay under both). Both are raised to
+ * 10 minutes of real time; the delays themselves stay as they are.
+ */
+export const STORM_VIRTUAL_CLOCK_ENV: Readonly<Record<string, string>> = {
+  KUBE_REQUEST_TIMEOUT_MS: String(10 * 60_000),
+};
+export const STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS = 10 * 60_000;
+
 /** Issue 19: an 8-minute storm. */
 export const STORM_DURATION_MS = 8 * 60_000;
 
