@@ -20,6 +20,7 @@ import { p5 } from './p5-api-cost.js';
 import { p6 } from './p6-sweep.js';
 import { p7 } from './p7-memory.js';
 import { p8 } from './p8-early-detection.js';
+import { p9 } from './p9-storm.js';
 import { killAllServers } from './processes.js';
 import { SMOKE_ENV } from './smoke.js';
 import { renderMarkdown, renderTable } from './table.js';
@@ -28,7 +29,7 @@ import type { BenchContext, BenchModule, BenchRow, BenchScripts } from './types.
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** In issue order. */
-export const MODULES: readonly BenchModule[] = [p1, p2, p3, p4, p5, p6, p7, p8];
+export const MODULES: readonly BenchModule[] = [p1, p2, p3, p4, p5, p6, p7, p8, p9];
 
 interface Args {
   only: Set<string> | undefined;

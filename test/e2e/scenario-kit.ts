@@ -205,3 +205,8 @@ export function wallClock(): () => string {
   const started = performance.now();
   return () => seconds(performance.now() - started);
 }
+
+/** A short unique name prefix for a fleet (its members' names stay well inside 63 characters). */
+export function uniqueStormPrefix(prefix: string): string {
+  return uniqueName(prefix).slice(0, prefix.length + 7);
+}

@@ -36,6 +36,12 @@ import { LogCapture } from './system/log-capture.js';
 import { ACTION_STALLED_TYPE, ProgressLog, type ProgressEvent } from './system/progress.js';
 import { RECOVERY_NAMESPACE, WorldWatch } from './system/world.js';
 import type { ServiceAccountTokens } from '../setup/cluster-rbac.js';
+import {
+  defaultStormProfiles,
+  StormProfile,
+  STORM_DURATION_MS,
+  type StormClientProfile,
+} from '../support/storm.js';
 
 export { FUNCTION_NAMES, type FunctionName, type FunctionReplica } from './system/functions.js';
 export type { BrokerTuning } from './system/knative.js';
@@ -102,6 +108,15 @@ export interface SystemOptions {
   settleTimeoutMs?: number;
 }
 
+export interface StartStormOptions {
+  /** Seed of the storm's choices (default 1). */
+  seed?: number;
+  /** Length of the window from now, virtual ms (default 8 minutes). */
+  durationMs?: number;
+  /** Per client tag (default: defaultStormProfiles(), the issue's rates). */
+  profiles?: Readonly<Record<string, Partial<StormClientProfile>>>;
+}
+
 export interface RunUntilOptions {
   /** Fail when the predicate still does not hold after this much virtual time. */
   maxVirtualMs: number;
@@ -136,6 +151,11 @@ export interface System {
   runUntil(predicate: () => boolean | Promise<boolean>, opts: RunUntilOptions): Promise<number>;
   /** Write calls (create, update, patch, delete) by the given clients, optionally narrowed. */
   writesBy(tags: string | readonly string[], match?: CallMatch): ProxyCall[];
+  /**
+   * Starts the first-install storm in the proxy, from the virtual now (docs/adr/0040): a delayed
+   * call waits on the virtual clock, and a settle ends when only such calls are left.
+   */
+  startStorm(o?: StartStormOptions): StormProfile;
   /** Closes everything; leaves no virtual timer, socket or watch. Idempotent. */
   stop(): Promise<void>;
 }
@@ -167,7 +187,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
   };
 
   try {
-    const proxy = await startKubeProxy(opts.kubeConfig, { tag: 'untagged' });
+    const proxy = await startKubeProxy(opts.kubeConfig, { tag: 'untagged', clock });
     cleanups.push(() => proxy.stop());
 
     const knative = createKnativeParts({
@@ -264,28 +284,92 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       }
     };
 
+    // With the storm on, a call held on the virtual clock keeps its delivery or reconcile in
+    // flight until the clock moves, which only happens after a settle: a wait also ends once
+    // only held calls are left (nothing upstream, no new call for two quiet periods).
+    let holding = false;
+    const onlyHeldLeft = async (stop: { done: boolean }): Promise<void> => {
+      let last = -1;
+      let quiet = 0;
+      while (!stop.done) {
+        await sleep(quietMs);
+        const n = proxy.calls.length;
+        quiet = n === last ? quiet + 1 : 0;
+        last = n;
+        if (proxy.heldOnClock > 0 && proxy.upstreamInFlight === 0 && quiet >= 2) return;
+      }
+    };
+    const orHeld = async (work: Promise<unknown>): Promise<void> => {
+      if (!holding) {
+        await work;
+        return;
+      }
+      const stop = { done: false };
+      work.catch(() => undefined);
+      try {
+        await Promise.race([work, onlyHeldLeft(stop)]);
+      } finally {
+        stop.done = true;
+      }
+    };
+
     let stopped = false;
+    let stage = '';
     const settle = async (): Promise<void> => {
       if (stopped) return;
       const deadline = Date.now() + settleTimeoutMs;
       const left = (): number => Math.max(1, deadline - Date.now());
       for (;;) {
         const before = activity();
-        await knative.idle(left());
-        await world.caughtUp(left());
-        // The simulator has its own watch: wait until it saw every AG's current version.
-        await Promise.all(
-          [...world.agResourceVersions().values()]
-            .filter((rv) => rv !== '')
-            .map((rv) => sim.observed(rv, left())),
-        );
-        await sim.settled();
-        await knative.broker.idle();
+        if (holding) {
+          // knative.idle() loops (with lists) until nothing moves; racing it would leave such
+          // loops behind. Here: the sources catch up once, then one passive wait for everything,
+          // ended early when only held calls are left; this loop repeats the round.
+          stage = 'sources catch up (storm)';
+          await knative.apiServerSource.caughtUp(left());
+          await knative.pings.caughtUp(left());
+          await world.caughtUp(left());
+          stage = 'deliveries, simulator and broker (storm)';
+          await orHeld(
+            (async () => {
+              await Promise.all([knative.apiServerSource.idle(), knative.pings.idle()]);
+              await knative.broker.idle();
+              await Promise.all(
+                [...world.agResourceVersions().values()]
+                  .filter((rv) => rv !== '')
+                  .map((rv) => sim.observed(rv, left())),
+              );
+              await sim.settled();
+              await knative.broker.idle();
+            })(),
+          );
+        } else {
+          stage = 'knative';
+          await knative.idle(left());
+          stage = 'world';
+          await world.caughtUp(left());
+          stage = 'simulator watch';
+          // The simulator has its own watch: wait until it saw every AG's current version.
+          await Promise.all(
+            [...world.agResourceVersions().values()]
+              .filter((rv) => rv !== '')
+              .map((rv) => sim.observed(rv, left())),
+          );
+          stage = 'simulator reconciles';
+          await sim.settled();
+          stage = 'broker';
+          await knative.broker.idle();
+        }
+        stage = 'quiet';
         consumeIngests();
         await sleep(quietMs);
         if (activity() === before) return;
         if (Date.now() > deadline) {
-          throw new Error(`system did not settle within ${settleTimeoutMs} ms`);
+          throw new Error(
+            `system did not settle within ${settleTimeoutMs} ms (last wait: ${stage}; ` +
+              `broker in flight ${knative.broker.inFlight}, calls held ${proxy.heldOnClock}, ` +
+              `upstream ${proxy.upstreamInFlight})`,
+          );
         }
       }
     };
@@ -326,10 +410,23 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
           .callsMatching({ ...match, verb: [...WRITE_VERBS] })
           .filter((c) => wanted.includes(c.clientTag));
       },
+      startStorm(o = {}) {
+        const storm = new StormProfile({
+          seed: o.seed ?? 1,
+          startMs: clock.now(),
+          durationMs: o.durationMs ?? STORM_DURATION_MS,
+          profiles: o.profiles ?? defaultStormProfiles(),
+        });
+        proxy.setStorm(storm, { holdOn: clock });
+        holding = true;
+        return storm;
+      },
       async stop() {
         if (stopped) return;
         stopped = true;
         clock.setSettle(undefined);
+        proxy.setStorm(undefined);
+        proxy.dropHeld();
         await cleanup();
         if (clock instanceof WallClock) clock.stop();
       },

@@ -15,6 +15,12 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
+import {
+  apfRejectedStatus,
+  etcdTimeoutStatus,
+  type StormDecision,
+  type StormProfile,
+} from './storm.js';
 
 export type KubeVerb =
   'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -45,6 +51,12 @@ export interface ProxyCall extends ApiRequestInfo {
   upstreamStatus?: number;
   /** The fault applied to this call, if any. */
   fault?: FaultKind;
+  /** What the storm profile did to this call, if anything (see setStorm). */
+  storm?: StormDecision['kind'];
+  /** Arrival time on the proxy's clock (the system's clock when given, else the wall clock). */
+  at: number;
+  /** Arrival time on the wall clock (performance.now()). */
+  wallAt: number;
 }
 
 /** Every given field must match. `subresource: ''` matches the main resource only. */
@@ -91,9 +103,31 @@ export interface FaultHandle {
 export interface KubeProxyOptions {
   /** Tag for calls that carry neither the header nor a path tag. Default 'default'. */
   tag?: string;
+  /** The clock calls are stamped with and the storm's window runs on (default: the wall clock). */
+  clock?: { now(): number };
+}
+
+/**
+ * A clock a delayed request can wait on (the system's virtual clock): the request is held until
+ * the clock reaches its moment, and counts in `heldOnClock` meanwhile (docs/adr/0040).
+ */
+export interface HoldClock {
+  now(): number;
+  setTimer(at: number, fn: () => void): number;
+  cancel(id: number): boolean;
 }
 
 export const CLIENT_TAG_HEADER = 'x-swr-client';
+/**
+ * Calls held on a clock are released at whole virtual seconds (the delay rounded to the nearest
+ * one): all calls due at one moment go on together, at one clock step (docs/adr/0040).
+ */
+export const HOLD_GRANULARITY_MS = 1000;
+
+interface Held {
+  release(): void;
+  drop(): void;
+}
 const TAG_PREFIX = '/_tag/';
 
 const HOP_BY_HOP = new Set([
@@ -147,12 +181,53 @@ export class KubeProxy {
   private server: http.Server | undefined;
   private upstream: Upstream | undefined;
   private seq = 0;
+  private readonly clock: { now(): number };
+  private storm: StormProfile | undefined;
+  private holdClock: HoldClock | undefined;
+  /** Held calls, and one clock timer per release moment (see HOLD_GRANULARITY_MS). */
+  private readonly holds = new Set<Held>();
+  private readonly holdMoments = new Map<number, { timer: number; held: Set<Held> }>();
+  private readonly inFlightCalls = new Set<ProxyCall>();
 
   constructor(
     private readonly target: k8s.KubeConfig,
     options: KubeProxyOptions = {},
   ) {
     this.defaultTag = options.tag ?? 'default';
+    this.clock = options.clock ?? { now: () => Date.now() };
+  }
+
+  /**
+   * Puts the storm in front of every call that no fault rule took (rules win), or removes it
+   * (undefined). With `holdOn`, a delayed call waits on that clock instead of real time.
+   */
+  setStorm(storm: StormProfile | undefined, opts: { holdOn?: HoldClock } = {}): void {
+    this.storm = storm;
+    this.holdClock = opts.holdOn;
+  }
+
+  /** Answers every call held on the hold clock 503 and cancels its timer (before a shutdown). */
+  dropHeld(): void {
+    for (const { timer } of this.holdMoments.values()) this.holdClock?.cancel(timer);
+    this.holdMoments.clear();
+    const held = [...this.holds];
+    this.holds.clear();
+    for (const h of held) h.drop();
+  }
+
+  /** Calls the storm holds on the hold clock right now. */
+  get heldOnClock(): number {
+    return this.holds.size;
+  }
+
+  /** Non-watch calls forwarded to the API server whose answer has not ended yet. */
+  get upstreamInFlight(): number {
+    return this.inFlightCalls.size;
+  }
+
+  /** Those calls (for diagnostics). */
+  get upstreamCalls(): readonly ProxyCall[] {
+    return [...this.inFlightCalls];
   }
 
   async start(): Promise<void> {
@@ -200,6 +275,7 @@ export class KubeProxy {
     this.server = undefined;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    this.dropHeld();
     const closed = new Promise<void>((done) => server.close(() => done()));
     for (const socket of this.sockets) socket.destroy();
     this.upstream?.agent.destroy();
@@ -296,11 +372,15 @@ export class KubeProxy {
       clientTag:
         (typeof headerTag === 'string' ? headerTag : undefined) ?? pathTag ?? this.defaultTag,
       ...parseApiRequest(req.method ?? 'GET', path),
+      at: this.clock.now(),
+      wallAt: performance.now(),
     };
     this.calls.push(call);
     const rule = this.takeFault(call);
     if (rule === undefined) {
-      this.forward(req, res, call);
+      const decision = this.storm?.decide(call, call.at);
+      if (decision === undefined) this.forward(req, res, call);
+      else this.applyStorm(decision, req, res, call);
       return;
     }
     call.fault = rule.kind;
@@ -314,6 +394,82 @@ export class KubeProxy {
     }
     req.resume();
     this.inject(rule, req, res, call);
+  }
+
+  private applyStorm(
+    decision: StormDecision,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    call: ProxyCall,
+  ): void {
+    call.storm = decision.kind;
+    switch (decision.kind) {
+      case 'error500':
+        req.resume();
+        respondBody(res, call, 500, etcdTimeoutStatus(), {});
+        return;
+      case 'tooMany':
+        req.resume();
+        respondBody(res, call, 429, apfRejectedStatus(decision.retryAfterSeconds), {
+          'retry-after': String(decision.retryAfterSeconds),
+        });
+        return;
+      case 'delayed': {
+        const clock = this.holdClock;
+        if (clock === undefined) {
+          this.later(decision.delayMs, () => this.forward(req, res, call));
+          return;
+        }
+        // Paused: the body waits in the socket until the request is forwarded.
+        req.pause();
+        const at =
+          Math.round((clock.now() + decision.delayMs) / HOLD_GRANULARITY_MS) * HOLD_GRANULARITY_MS;
+        const held: Held = {
+          release: () => {
+            res.off('close', gone);
+            this.forward(req, res, call);
+          },
+          drop: () => {
+            res.off('close', gone);
+            if (!res.headersSent) respondStatus(res, call, 503, 'kube proxy stopped');
+          },
+        };
+        // A client that gives up while its request is held (its own timeout) ends the hold.
+        const gone = (): void => this.unhold(held, at);
+        res.once('close', gone);
+        this.hold(clock, held, at);
+        return;
+      }
+    }
+  }
+
+  private hold(clock: HoldClock, held: Held, at: number): void {
+    this.holds.add(held);
+    let moment = this.holdMoments.get(at);
+    if (moment === undefined) {
+      const timer = clock.setTimer(at, () => {
+        const due = this.holdMoments.get(at);
+        this.holdMoments.delete(at);
+        for (const h of due?.held ?? []) {
+          this.holds.delete(h);
+          h.release();
+        }
+      });
+      moment = { timer, held: new Set() };
+      this.holdMoments.set(at, moment);
+    }
+    moment.held.add(held);
+  }
+
+  private unhold(held: Held, at: number): void {
+    this.holds.delete(held);
+    const moment = this.holdMoments.get(at);
+    if (moment === undefined) return;
+    moment.held.delete(held);
+    if (moment.held.size === 0) {
+      this.holdClock?.cancel(moment.timer);
+      this.holdMoments.delete(at);
+    }
   }
 
   private takeFault(call: ProxyCall): FaultRule | undefined {
@@ -358,6 +514,8 @@ export class KubeProxy {
       respondStatus(res, call, 503, 'kube proxy stopped');
       return;
     }
+    // The client left while the call waited (a delay): nothing to forward.
+    if (res.destroyed || req.destroyed) return;
     // The client's own credentials win; then no client certificate may be presented, or the
     // API server would authenticate the admin certificate first and never look at the token.
     const ownCredentials = req.headers.authorization !== undefined;
@@ -365,6 +523,11 @@ export class KubeProxy {
     for (const [key, value] of Object.entries(req.headers)) {
       if (!HOP_BY_HOP.has(key) && value !== undefined) headers[key] = value;
     }
+    if (call.verb !== 'watch') this.inFlightCalls.add(call);
+    const settled = (): void => {
+      this.inFlightCalls.delete(call);
+    };
+    res.once('close', settled);
     const upstreamReq = https.request({
       protocol: upstream.url.protocol,
       hostname: upstream.url.hostname,
@@ -376,6 +539,7 @@ export class KubeProxy {
     });
     upstreamReq.on('response', (upstreamRes) => {
       call.upstreamStatus = upstreamRes.statusCode ?? 502;
+      upstreamRes.once('end', settled);
       if (after !== undefined) {
         upstreamRes.resume();
         upstreamRes.once('end', after);
@@ -391,6 +555,7 @@ export class KubeProxy {
       upstreamRes.pipe(res);
     });
     upstreamReq.on('error', (err) => {
+      settled();
       if (res.headersSent) res.destroy();
       else respondStatus(res, call, 502, `kube proxy upstream error: ${err.message}`);
     });
@@ -505,6 +670,23 @@ function definedHeaders(headers: https.RequestOptions['headers']): http.Outgoing
     if (value !== undefined) out[key] = value;
   }
   return out;
+}
+
+function respondBody(
+  res: http.ServerResponse,
+  call: ProxyCall,
+  code: number,
+  status: Record<string, unknown>,
+  extraHeaders: http.OutgoingHttpHeaders,
+): void {
+  call.status = code;
+  const body = JSON.stringify(status);
+  res.writeHead(code, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    ...extraHeaders,
+  });
+  res.end(body);
 }
 
 function respondStatus(

@@ -20,6 +20,13 @@ export interface BrokerOptions {
    * `idle()` must be able to wait for them without anyone advancing the clock.
    */
   retryDelayScale?: number;
+  /**
+   * 'scaled-real-time' (default): retries wait in real time × retryDelayScale, inside idle().
+   * 'clock': retries wait on `clock` at Knative's own delays (1 s, 2 s, 4 s ... for PT1S), outside
+   * idle(): the virtual clock fires them when it is advanced, the real clock on its own
+   * (docs/adr/0041-knative-retry-schedule.md). Needs a clock with setTimer and cancel.
+   */
+  retryOn?: 'scaled-real-time' | 'clock';
   /** Per-attempt timeout when the Trigger sets none, in real ms (default 30 000). */
   defaultTimeoutMs?: number;
   /** Probability in [0, 1] that a delivery is made twice (1: every event twice). Default 0. */
@@ -32,8 +39,8 @@ export interface BrokerOptions {
   replicaPick?: 'round-robin' | 'random';
   /** Initial broker TTL (reply hops) for events arriving without one (default 255, as Knative). */
   ttl?: number;
-  /** Stamps log records with virtual time; real Date.now() when absent. */
-  clock?: Pick<EmuClock, 'now'>;
+  /** Stamps log records with virtual time; real Date.now() when absent. Retries wait on it with retryOn 'clock'. */
+  clock?: Pick<EmuClock, 'now'> & Partial<Pick<EmuClock, 'setTimer' | 'cancel'>>;
   /** Receives one structured record per notable step (constant message, fields). */
   log?: (msg: string, fields: Record<string, unknown>) => void;
 }

@@ -9,7 +9,8 @@
 //   any other status (other 4xx, 3xx) goes to the dead-letter sink at once;
 // - a dead-lettered event is recorded and, when the dead-letter Service is mapped, POSTed to it
 //   with the knativeerrordest / knativeerrorcode / knativeerrordata extensions.
-// Retry delays run in real time scaled by `retryDelayScale` (see BrokerOptions).
+// Retry delays run in real time scaled by `retryDelayScale`, or on the Broker's clock at Knative's
+// own schedule with `retryOn: 'clock'` (see BrokerOptions and docs/adr/0041-knative-retry-schedule.md).
 
 import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
@@ -46,8 +47,25 @@ const REDELIVERED_STATUSES = new Set([404, 408, 409, 429]);
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const ERROR_DATA_BYTES = 1024;
 
+interface RetryEntry {
+  run(): void;
+  abandon(): void;
+}
+
 export function isRedeliverable(status: number | undefined): boolean {
   return status === undefined || status >= 500 || REDELIVERED_STATUSES.has(status);
+}
+
+/**
+ * Knative's wait after failed attempt n (1-based) before the next one: exponential
+ * backoffDelay × 2^(n−1) (PT1S: 1 s, 2 s, 4 s, 8 s, 16 s, 32 s), linear backoffDelay × n.
+ */
+export function retryDelayMs(
+  policy: 'exponential' | 'linear',
+  backoffDelayMs: number,
+  attempt: number,
+): number {
+  return policy === 'linear' ? backoffDelayMs * attempt : backoffDelayMs * 2 ** (attempt - 1);
 }
 
 export class Broker {
@@ -80,11 +98,22 @@ export class Broker {
   #url: string | undefined;
   #seq = 0;
   readonly #ttl: number;
+  /**
+   * Retries waiting on the clock (retryOn 'clock'), one clock timer per moment: every retry due
+   * then starts at one clock step. Each entry runs the retry, or records it abandoned.
+   */
+  readonly #retryMoments = new Map<number, { timer: number; due: RetryEntry[] }>();
 
   constructor(opts: BrokerOptions) {
     const p = opts.duplicateProbability ?? 0;
     if (!(p >= 0 && p <= 1)) throw new Error('duplicateProbability must be within [0, 1]');
     if ((opts.retryDelayScale ?? 0) < 0) throw new Error('retryDelayScale must not be negative');
+    if (
+      opts.retryOn === 'clock' &&
+      (opts.clock?.setTimer === undefined || opts.clock.cancel === undefined)
+    ) {
+      throw new Error("retryOn 'clock' needs a clock with setTimer and cancel");
+    }
     if ((opts.reorderMaxDelayMs ?? 0) < 0)
       throw new Error('reorderMaxDelayMs must not be negative');
     this.#opts = opts;
@@ -155,6 +184,12 @@ export class Broker {
   /** Stops the ingress, abandons pending retries and waits for in-flight work to end. */
   async close(): Promise<void> {
     this.#abort.abort();
+    const moments = [...this.#retryMoments.values()];
+    this.#retryMoments.clear();
+    for (const { timer, due } of moments) {
+      this.#opts.clock?.cancel?.(timer);
+      for (const entry of due) entry.abandon();
+    }
     const server = this.#server;
     this.#server = undefined;
     if (server) {
@@ -232,15 +267,28 @@ export class Broker {
 
   // ---- delivery -------------------------------------------------------------------------------
 
+  /** Requests, deliveries and (scaled real-time) retries in flight: what idle() waits for. */
+  get inFlight(): number {
+    return this.#pending.count;
+  }
+
+  /** Retries waiting on the clock (retryOn 'clock'); they do not count for idle(). */
+  get retriesWaiting(): number {
+    let n = 0;
+    for (const { due } of this.#retryMoments.values()) n += due.length;
+    return n;
+  }
+
   async #deliver(
     trigger: TriggerSpec,
     event: AnyEvent,
     hops: number,
     duplicate: boolean,
+    firstAttempt = 1,
   ): Promise<void> {
     const signal = this.#abort.signal;
     const reorder = this.#opts.reorderMaxDelayMs ?? 0;
-    if (reorder > 0) await sleep(rngInt(this.#rng, 0, reorder), signal);
+    if (reorder > 0 && firstAttempt === 1) await sleep(rngInt(this.#rng, 0, reorder), signal);
     const { delivery } = trigger;
     const scale = this.#opts.retryDelayScale ?? 0.001;
     const timeoutMs = delivery.timeoutMs ?? this.#opts.defaultTimeoutMs ?? 30_000;
@@ -254,7 +302,7 @@ export class Broker {
     };
     let attempts = 0;
     let lastUrl = '';
-    for (let attempt = 1; attempt <= total; attempt++) {
+    for (let attempt = firstAttempt; attempt <= total; attempt++) {
       if (signal.aborted) return this.#abandon(trigger, event, duplicate, attempt);
       if (attempt > 1) this.stats.redelivered += 1;
       attempts = attempt;
@@ -280,14 +328,47 @@ export class Broker {
         last.error,
       );
       if (!retry) break;
-      const n = attempt; // this is retry number n
-      const delay =
-        delivery.backoffPolicy === 'linear'
-          ? delivery.backoffDelayMs * n
-          : delivery.backoffDelayMs * 2 ** n;
+      const delay = retryDelayMs(delivery.backoffPolicy, delivery.backoffDelayMs, attempt);
+      if (this.#opts.retryOn === 'clock') {
+        this.#retryOnClock(trigger, event, hops, duplicate, attempt + 1, delay);
+        return;
+      }
       await sleep(delay * scale, signal);
     }
     await this.#deadLetter(trigger, event, attempts, last, lastUrl);
+  }
+
+  /**
+   * Schedules the next attempt on the clock, outside the pending work: idle() does not wait for
+   * it, the clock fires it (a virtual clock when it is advanced, the real one on its own).
+   */
+  #retryOnClock(
+    trigger: TriggerSpec,
+    event: AnyEvent,
+    hops: number,
+    duplicate: boolean,
+    attempt: number,
+    delayMs: number,
+  ): void {
+    const clock = this.#opts.clock;
+    if (clock?.setTimer === undefined) return;
+    const at = clock.now() + delayMs;
+    const entry: RetryEntry = {
+      run: () => void this.#pending.track(this.#deliver(trigger, event, hops, duplicate, attempt)),
+      abandon: () => this.#abandon(trigger, event, duplicate, attempt),
+    };
+    const moment = this.#retryMoments.get(at);
+    if (moment !== undefined) {
+      moment.due.push(entry);
+      return;
+    }
+    const timer = clock.setTimer(at, () => {
+      const due = this.#retryMoments.get(at)?.due ?? [];
+      this.#retryMoments.delete(at);
+      if (this.#abort.signal.aborted) return;
+      for (const e of due) e.run();
+    }) as number;
+    this.#retryMoments.set(at, { timer, due: [entry] });
   }
 
   /** The reply event to re-ingest, if the 2xx response carried a valid one with TTL left. */

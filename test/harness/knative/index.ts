@@ -23,7 +23,7 @@ import type { PingSchedulerOptions } from './ping-scheduler.js';
 
 export { ApiServerSource, AG_RESOURCE, EA_RESOURCE } from './apiserver-source.js';
 export type { ApiServerSourceOptions, SourceSendRecord } from './apiserver-source.js';
-export { Broker, BROKER_TTL, isRedeliverable } from './broker.js';
+export { Broker, BROKER_TTL, isRedeliverable, retryDelayMs } from './broker.js';
 export type * from './broker-types.js';
 export type { EmuClock } from './clock.js';
 export type { AnyEvent } from './cloudevent-http.js';

@@ -15,6 +15,7 @@ export const REASON_PROGRESSING = 'Progressing';
 export const REASON_SUCCEEDED = 'Succeeded';
 export const REASON_SOURCE_FETCH_FAILED = 'SourceFetchFailed';
 export const REASON_BUILD_FAILED = 'BuildFailed';
+/** What source-watcher writes when a reconcile fails on an API error (e.g. an etcd timeout). */
 export const REASON_RECONCILIATION_FAILED = 'ReconciliationFailed';
 
 export const MSG_IN_PROGRESS = 'Reconciliation in progress';

@@ -60,6 +60,14 @@ export class Knobs {
   readonly artifactMissing = new Set<AgKey>();
   /** Cleared for a key by its next successful build (ExternalArtifacts re-applied). */
   readonly externalArtifactsDiffer = new Set<AgKey>();
+  /**
+   * The build for the n-th distinct `requestedAt` value (the rebuild after the n-th force) that
+   * fails honestly with Ready=False/ReconciliationFailed, as the storm's errors made the real
+   * source-watcher's rebuild fail (issue 19, defect 4). That Ready write is never lost, whatever
+   * the loss rule.
+   */
+  readonly #honestFailureAt = new Map<AgKey, number>();
+  readonly #requestsBuilt = new Map<AgKey, Set<string>>();
 
   constructor(seed: number, buildTimeMs = DEFAULT_BUILD_TIME_MS) {
     if (!Number.isInteger(seed))
@@ -135,6 +143,31 @@ export class Knobs {
       return this.#random() < this.#lossProbability;
     }
     return false;
+  }
+
+  /** The first build for this AG's n-th distinct requestedAt fails honestly; once. */
+  failBuildHonestly(key: AgKey, request: number): void {
+    if (!Number.isInteger(request) || request < 1) {
+      throw new RangeError(
+        `source-watcher-sim: request must be a positive integer, got ${request}`,
+      );
+    }
+    this.#honestFailureAt.set(key, request);
+  }
+
+  /**
+   * Records a build reaching its outcome with this requestedAt (undefined: none); true when it is
+   * the one to fail honestly.
+   */
+  takeBuild(key: AgKey, requestedAt: string | undefined): boolean {
+    if (requestedAt === undefined) return false;
+    const seen = this.#requestsBuilt.get(key) ?? new Set<string>();
+    this.#requestsBuilt.set(key, seen);
+    if (seen.has(requestedAt)) return false;
+    seen.add(requestedAt);
+    if (this.#honestFailureAt.get(key) !== seen.size) return false;
+    this.#honestFailureAt.delete(key);
+    return true;
   }
 
   revisionOf(key: AgKey): string {

@@ -12,6 +12,7 @@ import {
   REASON_BUILD_FAILED,
   REASON_RECONCILIATION_FAILED,
   REASON_PROGRESSING,
+  REASON_RECONCILIATION_FAILED,
   REASON_SOURCE_FETCH_FAILED,
   REASON_SUCCEEDED,
   RECONCILING,
@@ -99,11 +100,13 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
   if (!original) return { outcome: 'NotFound', lostConditions: false };
 
   const obj = clone(original);
+  let honestFailure = false;
   const patcher = new SerialPatcher(
     {
       api,
       key,
-      loseConditions: (setsVerdict) => deps.loseConditions(key, setsVerdict),
+      // An honest failure's Ready write lands (it is the point of the knob).
+      loseConditions: (setsVerdict) => !honestFailure && deps.loseConditions(key, setsVerdict),
       sleep: (ms) => deps.sleep(ms),
       guard: () => deps.guard(),
     },
@@ -196,6 +199,20 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     deps.guard();
 
     // Step 5: outcome.
+    if (knobs.takeBuild(key, ag.metadata.annotations?.[REQUESTED_AT_ANNOTATION])) {
+      honestFailure = true;
+      set({
+        type: READY,
+        status: 'False',
+        reason: REASON_RECONCILIATION_FAILED,
+        message: 'reconciliation failed: etcdserver: request timed out',
+      });
+      return {
+        outcome: 'BuildFailed',
+        drift,
+        error: new Error(`reconcile of ${key} failed (simulated API error)`),
+      };
+    }
     if (knobs.buildFailure.has(key)) {
       set({
         type: READY,

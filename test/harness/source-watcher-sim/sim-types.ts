@@ -118,6 +118,13 @@ export interface SourceWatcherSim {
   /** The build time that applies to this AG now (its own, else the global one). */
   buildTimeOf(ref: AgKey | AgName): number;
   setBuildFailure(ref: AgKey | AgName, failing: boolean): void;
+  /**
+   * The first build of this AG for its n-th distinct requestedAt (the rebuild after the n-th
+   * force) fails honestly: Ready=False/ReconciliationFailed "etcdserver: request timed out",
+   * written even under a loss rule (the storm's errors failing a rebuild, issue 19 defect 4).
+   * Works for AGs not created yet.
+   */
+  failBuildHonestly(ref: AgKey | AgName, request: number): void;
   /** A missing source: Ready=False SourceFetchFailed, retried every 5 s. Enqueues the AG if it exists (source watch). */
   setSourceMissing(ref: AgKey | AgName, missing: boolean): void;
   /** A new revision of the AG's sources: its digest changes. Enqueues the AG if it exists (source watch). */

@@ -273,6 +273,10 @@ class Simulator implements SourceWatcherSim {
     else this.#knobs.buildFailure.delete(key);
   }
 
+  failBuildHonestly(ref: AgKey | AgName, request: number): void {
+    this.#knobs.failBuildHonestly(toKey(ref), request);
+  }
+
   setSourceMissing(ref: AgKey | AgName, missing: boolean): void {
     const key = toKey(ref);
     const changed = missing !== this.#knobs.sourceMissing.has(key);

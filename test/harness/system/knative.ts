@@ -33,6 +33,7 @@ export type BrokerTuning = Partial<
     | 'seed'
     | 'replicaPick'
     | 'retryDelayScale'
+    | 'retryOn'
     | 'defaultTimeoutMs'
   >
 >;

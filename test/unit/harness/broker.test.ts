@@ -398,7 +398,7 @@ describe('Broker delivery', () => {
   });
 
   const backoffs: { policy: 'exponential' | 'linear'; gaps: number[] }[] = [
-    { policy: 'exponential', gaps: [80, 160] },
+    { policy: 'exponential', gaps: [40, 80] },
     { policy: 'linear', gaps: [40, 80] },
   ];
 
