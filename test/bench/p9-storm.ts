@@ -171,6 +171,8 @@ async function runVariant(
         failures: r.failures,
       })),
     honestForced: f.honestForced,
+    stormStalls: f.stormStalls,
+    functionRequestsByCall: f.functionRequestsByCall,
     wallSeconds: Math.round((calm.wallMs + storm.wallMs) / 1000),
   };
   const num = (v: number | null): number => v ?? NaN;

@@ -60,6 +60,8 @@ export interface ReconcilerDeps {
   knobs: Knobs;
   /** Fault injection: whether this conditions request is lost (counts it when it is). */
   loseConditions(key: AgKey, setsVerdict: boolean): boolean;
+  /** A verdict's conditions request failed at the API server (not injected). */
+  verdictFailed?(key: AgKey): void;
   /** Virtual epoch ms. */
   now(): number;
   /** Virtual-time sleep; rejects with StoppedError when the simulator stops. */
@@ -106,6 +108,7 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
       key,
       // An honest failure's Ready write lands (it is the point of the knob).
       loseConditions: (setsVerdict) => !honestFailure && deps.loseConditions(key, setsVerdict),
+      verdictFailed: () => deps.verdictFailed?.(key),
       sleep: (ms) => deps.sleep(ms),
       guard: () => deps.guard(),
     },

@@ -31,6 +31,12 @@ export interface PatcherDeps {
   key: AgKey;
   /** Decide whether this conditions request is lost (fault injection). */
   loseConditions(setsVerdict: boolean): boolean;
+  /**
+   * A conditions request that carried the verdict failed at the API server (its re-read or the
+   * patch: a degraded API server, the storm). The rest of status is still sent: fluxcd/pkg#934
+   * itself, not injected.
+   */
+  verdictFailed?(): void;
   /** Virtual-time sleep; rejects when the simulator stops. */
   sleep(ms: number): Promise<void>;
   /** Throws when the simulator has stopped. */
@@ -102,7 +108,10 @@ export class SerialPatcher {
         });
         errors.push(new LostWriteError(this.deps.key));
       } else {
-        await this.#patchConditions(namespace, name, changes).catch(collect);
+        await this.#patchConditions(namespace, name, changes).catch((e: unknown) => {
+          collect(e);
+          if (setsVerdict(changes)) this.deps.verdictFailed?.();
+        });
       }
     }
 

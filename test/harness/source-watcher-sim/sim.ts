@@ -383,6 +383,9 @@ class Simulator implements SourceWatcherSim {
         }
         return lost;
       },
+      verdictFailed: (key) => {
+        this.#log('conditions write lost', { key, setsVerdict: true, cause: 'api-error' });
+      },
       now: () => this.#clock.now(),
       sleep: (ms) => this.#sleep(ms, guard),
       guard,
