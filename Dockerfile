@@ -1,4 +1,4 @@
-# One image for all four functions. Each Knative Service picks its entry point with `command`
+# One image for all five functions. Each Knative Service picks its entry point with `command`
 # (knative/*/service-*.yaml); the default below runs detect.
 # Build: docker build -t ghcr.io/cozystack/source-watcher-recovery:0.1.0 .
 # The Node major CI tests on: package.json engines, toolchain/, .ci/run and this image agree (a

@@ -35,7 +35,13 @@ import {
 } from './containers.js';
 
 const IMAGE = process.env['IMAGE'] ?? 'localhost/source-watcher-recovery:ci';
-const FUNCTIONS = ['detect', 'force-drift', 'surface-stalled', 'dead-letter'];
+const FUNCTIONS = [
+  'detect',
+  'force-drift',
+  'surface-stalled',
+  'dead-letter',
+  'heal-external-artifacts',
+];
 const kc = testKubeConfig();
 const manifests = renderKustomize('knative');
 const services = new Map<string, ServiceSpec>(
