@@ -27,6 +27,7 @@ import {
   STORM_VIRTUAL_CLOCK_ENV,
 } from '../support/storm.js';
 import { createRawKube } from './raw-kube.js';
+import { smokeMode } from './smoke.js';
 import {
   ratioRow,
   unmeasuredRow,
@@ -39,13 +40,15 @@ import {
 export const P9_FLEETS = {
   full: { pairs: 150, once: 16, twice: 12, always: 12, alwaysWithHonestFailure: 2 },
   standard: { pairs: 30, once: 3, twice: 2, always: 3, alwaysWithHonestFailure: 1 },
+  /** The bench smoke's (CI): it only proves the row still runs. */
+  smoke: { pairs: 6, once: 1, twice: 1, always: 1, alwaysWithHonestFailure: 0 },
 } as const satisfies Record<string, Omit<StormFleetOptions, 'prefix'>>;
 export type P9Size = keyof typeof P9_FLEETS;
 
 export function p9Size(value: string | undefined): P9Size {
   if (value === undefined || value === '') return 'full';
-  if (value === 'full' || value === 'standard') return value;
-  throw new Error(`P9_SIZE must be "full" or "standard", got ${JSON.stringify(value)}`);
+  if (value === 'full' || value === 'standard' || value === 'smoke') return value;
+  throw new Error(`P9_SIZE must be "full", "standard" or "smoke", got ${JSON.stringify(value)}`);
 }
 
 const CONCURRENCIES = [4, 20] as const;
@@ -61,8 +64,8 @@ export const p9: BenchModule = {
   id: 'P9',
   title: 'recovery under the first-install storm (500/429/delays for 8 minutes)',
   async run(ctx) {
-    const size = p9Size(process.env['P9_SIZE']);
-    const only = process.env['P9_CONCURRENCY'];
+    const size = smokeMode() ? 'smoke' : p9Size(process.env['P9_SIZE']);
+    const only = process.env['P9_CONCURRENCY'] ?? (smokeMode() ? '4' : undefined);
     ctx.log(`  fleet: ${size} (P9_SIZE)`);
     const rows: BenchRow[] = [];
     for (const concurrency of CONCURRENCIES.filter(
