@@ -35,7 +35,8 @@ import type {
   ReadOptions,
   WriteOptions,
 } from './port.js';
-import { createTransport, type HttpRequest } from './transport.js';
+import { createCall } from './rest-call.js';
+import { createTransport } from './transport.js';
 
 export { loadKubeConfig, KubeConfigError, type LoadKubeConfigOptions } from './config.js';
 
@@ -69,24 +70,7 @@ export function createKubeClient(opts: KubeClientOptions): KubePort {
   const send = createTransport(opts.kubeConfig, timeoutMs);
 
   /** Sends one request; a 2xx JSON object comes back, everything else is thrown as a KubeError. */
-  async function call<T>(target: RequestTarget, req: HttpRequest): Promise<T> {
-    const outcome = await send(req);
-    if (outcome.kind !== 'response') throw toKubeError(outcome, target);
-    const { statusCode, body } = outcome;
-    if (statusCode < 200 || statusCode > 299) {
-      throw toKubeError({ kind: 'http', statusCode, body }, target);
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      throw toKubeError({ kind: 'decode', statusCode }, target);
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw toKubeError({ kind: 'decode', statusCode }, target);
-    }
-    return parsed as T;
-  }
+  const call = createCall(send);
 
   async function list<T>(
     target: RequestTarget,
