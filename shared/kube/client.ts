@@ -35,7 +35,7 @@ import type {
   ReadOptions,
   WriteOptions,
 } from './port.js';
-import { createCall } from './rest-call.js';
+import { createCall, listPage } from './rest-call.js';
 import { createTransport } from './transport.js';
 
 export { loadKubeConfig, KubeConfigError, type LoadKubeConfigOptions } from './config.js';
@@ -81,28 +81,7 @@ export function createKubeClient(opts: KubeClientOptions): KubePort {
     if (!Number.isInteger(limit) || limit <= 0) {
       throw new InvalidError(`${target.verb} ${target.resource}: limit must be a positive integer`);
     }
-    const continuing = o.continueToken !== undefined && o.continueToken !== '';
-    const raw = await call<{
-      items?: unknown;
-      metadata?: { continue?: string; resourceVersion?: string };
-    }>(target, {
-      method: 'GET',
-      path,
-      query: {
-        limit: String(limit),
-        ...(continuing ? { continue: o.continueToken } : {}),
-        // The API server refuses resourceVersion together with a continue token: the token
-        // already pins the snapshot.
-        ...(o.cached === true && !continuing ? { resourceVersion: '0' } : {}),
-      },
-    });
-    if (!Array.isArray(raw.items)) throw toKubeError({ kind: 'decode', statusCode: 200 }, target);
-    const page: ListPage<T> = { items: raw.items as T[] };
-    const next = raw.metadata?.continue;
-    if (typeof next === 'string' && next !== '') page.continueToken = next;
-    const rv = raw.metadata?.resourceVersion;
-    if (typeof rv === 'string' && rv !== '') page.resourceVersion = rv;
-    return page;
+    return listPage<T>(call, target, path, { ...o, limit });
   }
 
   const writeQuery = { fieldManager };

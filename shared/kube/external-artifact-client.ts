@@ -6,14 +6,14 @@ import { EA_API_VERSION, EA_PLURAL, type ExternalArtifact } from '../core/extern
 import { isDns1123Label, isDns1123Subdomain } from '../core/names.js';
 import type { AgRef } from '../core/types.js';
 import { InvalidError } from './errors.js';
-import { describeTarget, toKubeError, type RequestTarget } from './errors-map.js';
+import { describeTarget, type RequestTarget } from './errors-map.js';
 import type {
   DeletePreconditions,
   ExternalArtifactListOptions,
   ExternalArtifactPort,
 } from './external-artifact-port.js';
 import type { ListPage } from './port.js';
-import { createCall } from './rest-call.js';
+import { createCall, listPage } from './rest-call.js';
 import { createTransport } from './transport.js';
 
 export interface ExternalArtifactClientOptions {
@@ -48,27 +48,13 @@ export function createExternalArtifactClient(
       if (!Number.isInteger(limit) || limit <= 0) {
         throw new InvalidError(`${describeTarget(target)}: limit must be a positive integer`);
       }
-      const continuing = o.continueToken !== undefined && o.continueToken !== '';
-      const raw = await call<{
-        items?: unknown;
-        metadata?: { continue?: string; resourceVersion?: string };
-      }>(target, {
-        method: 'GET',
-        path: `${BASE}/${EA_PLURAL}`,
-        query: {
-          labelSelector: o.labelSelector,
-          limit: String(limit),
-          ...(continuing ? { continue: o.continueToken } : {}),
-          ...(o.cached === true && !continuing ? { resourceVersion: '0' } : {}),
-        },
-      });
-      if (!Array.isArray(raw.items)) throw toKubeError({ kind: 'decode', statusCode: 200 }, target);
-      const page: ListPage<ExternalArtifact> = { items: raw.items as ExternalArtifact[] };
-      const next = raw.metadata?.continue;
-      if (typeof next === 'string' && next !== '') page.continueToken = next;
-      const rv = raw.metadata?.resourceVersion;
-      if (typeof rv === 'string' && rv !== '') page.resourceVersion = rv;
-      return page;
+      return listPage<ExternalArtifact>(
+        call,
+        target,
+        `${BASE}/${EA_PLURAL}`,
+        { ...o, limit },
+        { labelSelector: o.labelSelector },
+      );
     },
 
     async deleteExternalArtifact(ref: AgRef, p: DeletePreconditions): Promise<void> {
