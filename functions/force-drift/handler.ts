@@ -5,18 +5,18 @@ import { ACTION_CLEAR_TRACKING, ACTION_FORCE } from '../../shared/core/events.js
 import { parseActionData } from '../../shared/core/parse.js';
 import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
 import {
-  controllingPackageSource,
   decide,
-  isPackageSourceDeleting,
   forcedStep,
   historyCouldHelp,
   NO_SIGNALS,
   recoveredStep,
   resumedStep,
+  askedForceState,
   wouldForceStep,
   type Signals,
 } from '../../shared/core/index.js';
 import { isKubeError } from '../../shared/kube/errors.js';
+import { ownerCheck, type OwnerCheck } from './owner.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
@@ -62,8 +62,11 @@ export async function handleForceDrift(
     // The event's signal is a hint (docs/adr/0008): anything that can post to the Broker can send
     // one. A signalled force is verified here with one history read of the AG as read now; a
     // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
-    const reading = await verifiedSignal(ag, parsed.value.signal !== undefined, deps, agLog);
-    const result = await act(ag, ref, reading.signals, deps, agLog, record);
+    const owner = ownerCheck(ag, deps, agLog);
+    const reading = await verifiedSignal(ag, parsed.value.signal !== undefined, deps, agLog, owner);
+    const asked = event.type === ACTION_FORCE ? parsed.value.attempts : null;
+    const result = await act(ag, ref, reading.signals, asked, owner, deps, agLog, record);
+    if (result === 'in-flight') return retryLater('claim-in-flight');
     if (result === 'nothing-to-do' && reading.gap === 'transient') {
       // The signal could not be checked: a redelivery may check it; the time rule stays armed by
       // detect's follow-up either way.
@@ -80,18 +83,25 @@ async function act(
   ag: ArtifactGenerator,
   ref: AgRef,
   signals: Signals,
+  askedAttempts: number | null,
+  owner: OwnerCheck,
   deps: ForceDriftDeps,
   log: Logger,
   record: RecordEvent,
 ): Promise<StepResult> {
   const now = deps.clock.now();
   const cfg = deps.config.recovery;
-  const decision = decide(ag, now, cfg, signals);
+  let decision = decide(ag, now, cfg, signals);
+  if (decision.kind === 'wait' && askedAttempts !== null) {
+    // The force this event asked for is claimed: finish it if its claimer did not (ADR 44).
+    const asked = askedForceState(decision, ag, now, cfg, askedAttempts);
+    if (asked === 'in-flight') return 'in-flight';
+    if (asked === 'resume') {
+      decision = { kind: 'resume', attempt: decision.attempts, gate: decision.gate };
+    }
+  }
   const observe = deps.config.recovery.mode === 'observe';
-  if (
-    (decision.kind === 'force' || decision.kind === 'resume') &&
-    (await ownerDeleting(ag, deps))
-  ) {
+  if ((decision.kind === 'force' || decision.kind === 'resume') && (await owner.deleting())) {
     log.info({ decision: decision.kind }, 'PackageSource being deleted; not forcing');
     return 'owner-deleting';
   }
@@ -140,19 +150,22 @@ const UNSIGNALLED: HistoryReading = Object.freeze({ signals: NO_SIGNALS });
 
 /**
  * The lost-write signal, verified on `ag`: read only for a signalled event and only when it could
- * change the decision (nothing else opens the gate and the AG has the stall's shape).
+ * change the decision (nothing else opens the gate and the AG has the stall's shape). The owner's
+ * deletion check, which a force then needs, starts beside the history read so the two overlap.
  */
 async function verifiedSignal(
   ag: ArtifactGenerator,
   signalled: boolean,
   deps: ForceDriftRuntime,
   log: Logger,
+  owner: OwnerCheck,
 ): Promise<HistoryReading> {
   if (!signalled) return UNSIGNALLED;
   const cfg = deps.config.recovery;
   if (decide(ag, deps.clock.now(), cfg).kind !== 'healthy' || !historyCouldHelp(ag, cfg, false)) {
     return UNSIGNALLED;
   }
+  owner.start();
   const reading = await readLostWriteSignal(deps.kube, ag, log);
   deps.notices.note(reading, log);
   return reading;
@@ -166,21 +179,4 @@ async function reported(
 ): Promise<StepResult> {
   if (result === happened) await write();
   return result;
-}
-
-/**
- * The AG's controlling PackageSource is being deleted (held by a finalizer): its AG is not forced
- * (docs/adr/0020). One cached read, only for an AG that a PackageSource controls and only when a
- * force is due; a PackageSource that is gone does not stop the force (the AG is an orphan that the
- * garbage collector removes, and forcing it is harmless).
- */
-async function ownerDeleting(ag: ArtifactGenerator, deps: ForceDriftDeps): Promise<boolean> {
-  const owner = controllingPackageSource(ag);
-  if (owner === null) return false;
-  try {
-    return isPackageSourceDeleting(await deps.kube.getPackageSource(owner, { cached: true }));
-  } catch (e) {
-    if (isKubeError(e, 'NotFound')) return false;
-    throw e;
-  }
 }

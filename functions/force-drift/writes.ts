@@ -31,6 +31,8 @@ export type StepResult =
   | 'observed'
   | 'nothing-to-do'
   | 'waiting'
+  /** The force the event asked for is claimed and may still be in flight (answered later). */
+  | 'in-flight'
   | 'given-up'
   | 'deleting'
   | 'owner-deleting';

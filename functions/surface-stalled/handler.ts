@@ -12,7 +12,7 @@ import {
   PING,
 } from '../../shared/core/events.js';
 import { parseActionData, parseArtifactGenerator } from '../../shared/core/parse.js';
-import type { AgRef } from '../../shared/core/types.js';
+import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
 import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import { createEventRecorder } from '../../shared/runtime/event-recorder.js';
@@ -34,7 +34,7 @@ export async function handleSurfaceStalled(
   deps: SurfaceStalledDeps,
 ): Promise<Outcome> {
   let ref: AgRef | undefined;
-  let seenResourceVersion: string | undefined;
+  let seen: ArtifactGenerator | undefined;
   let verdictAsked = false;
   switch (event.type) {
     case APISERVER_ADD:
@@ -47,7 +47,7 @@ export async function handleSurfaceStalled(
       }
       const meta = parsed.ag.metadata ?? {};
       ref = { namespace: meta.namespace ?? '', name: meta.name ?? '' };
-      seenResourceVersion = meta.resourceVersion;
+      seen = parsed.ag;
       break;
     }
     case APISERVER_REF_ADD:
@@ -77,7 +77,7 @@ export async function handleSurfaceStalled(
   const agLog = log.child({ namespace: ref.namespace, name: ref.name });
   const result = await syncOne(
     ref,
-    seenResourceVersion,
+    seen,
     deps,
     agLog,
     createEventRecorder(deps, agLog),

@@ -1,5 +1,7 @@
-// Brings one AG's PackageSource Ready in step. In the common in-step case: two reads from the API
-// server's cache and no write. A write carries the PackageSource's resourceVersion as precondition.
+// Brings one AG's PackageSource Ready in step. For an AG event in the common in-step case: one read
+// of the PackageSource from the API server's cache, checked against the event's AG, and no write.
+// Otherwise the AG is read (from the cache, and fresh when the cache is older than the event) and
+// the write carries the PackageSource's resourceVersion as precondition.
 
 import {
   controllingPackageSource,
@@ -8,6 +10,7 @@ import {
   packageSourceNeedsUpdate,
   REASON_STALLED,
   replaceCondition,
+  resourceVersionAtLeast,
   stalledStep,
 } from '../../shared/core/index.js';
 import type { AgRef, ArtifactGenerator, PackageSource } from '../../shared/core/types.js';
@@ -30,22 +33,34 @@ const MAX_ROUNDS = 4;
 
 export async function syncOne(
   ref: AgRef,
-  seenResourceVersion: string | undefined,
+  seen: ArtifactGenerator | undefined,
   deps: SurfaceStalledDeps,
   log: Logger,
   record: RecordEvent = createEventRecorder(deps, log),
   verdictAsked = false,
 ): Promise<SyncResult> {
+  const seenResourceVersion = seen?.metadata?.resourceVersion;
+  // The event's AG is a hint (ADR 8): it may only save work, never cause a write. When the
+  // PackageSource is already in step with it, nothing is read beyond the PackageSource; a write is
+  // always decided on the AG as read from the API server (docs/adr/0044).
+  let given: PackageSource | undefined;
+  if (seen !== undefined) {
+    const early = await inStepWithEvent(seen, deps);
+    if (early === 'in-step') return 'in-step';
+    given = early;
+  }
   for (let round = 0; round < MAX_ROUNDS; round++) {
     // Round 0 reads from the cache; after a conflict, read fresh.
     let ag: ArtifactGenerator;
     try {
       ag = await deps.kube.getArtifactGenerator(ref, { cached: round === 0 });
-      // The cache lags the event that woke us: read fresh rather than act on an older AG.
+      // The cache lags the event that woke us: read fresh rather than act on an older AG. A cached
+      // AG as new as the event, or newer (a late or redelivered event), is used as it is: under a
+      // storm most redeliveries carry an older version, and a second read would only add load.
       if (
         round === 0 &&
         seenResourceVersion !== undefined &&
-        ag.metadata?.resourceVersion !== seenResourceVersion
+        !resourceVersionAtLeast(ag.metadata?.resourceVersion, seenResourceVersion)
       ) {
         ag = await deps.kube.getArtifactGenerator(ref);
       }
@@ -53,10 +68,37 @@ export async function syncOne(
       if (isKubeError(e, 'NotFound')) return 'gone';
       throw e;
     }
-    const result = await syncWith(ag, undefined, round === 0, deps, log, record, verdictAsked);
+    const ps = round === 0 && controllingPackageSource(ag) === psNameOf(given) ? given : undefined;
+    const result = await syncWith(ag, ps, round === 0, deps, log, record, verdictAsked);
     if (result !== 'conflict') return result;
   }
   return 'conflict';
+}
+
+/**
+ * The cached PackageSource of the event's AG, or 'in-step' when it already shows what that AG
+ * implies. Undefined when the event names no PackageSource owner or it is not found (the read path
+ * then decides).
+ */
+async function inStepWithEvent(
+  seen: ArtifactGenerator,
+  deps: SurfaceStalledDeps,
+): Promise<PackageSource | 'in-step' | undefined> {
+  const psName = controllingPackageSource(seen);
+  if (psName === null) return undefined;
+  let ps: PackageSource;
+  try {
+    ps = await deps.kube.getPackageSource(psName, { cached: true });
+  } catch (e) {
+    if (isKubeError(e, 'NotFound')) return undefined;
+    throw e;
+  }
+  const desired = desiredPackageSourceReady(seen, ps, deps.clock.now(), deps.config.recovery);
+  return desired !== null && !packageSourceNeedsUpdate(ps, desired) ? 'in-step' : ps;
+}
+
+function psNameOf(ps: PackageSource | undefined): string | null {
+  return ps?.metadata?.name ?? null;
 }
 
 /**

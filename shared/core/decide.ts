@@ -126,3 +126,32 @@ function resumeDue(
     now - lastRecoveryAt >= RESUME_SETTLE_MS
   );
 }
+
+/** An asked-for claim younger than this may still be in flight (docs/adr/0044). */
+export const ASKED_RESUME_SETTLE_MS = 2_000;
+
+/**
+ * What a force event finds when the force it asked for (it saw `askedAttempts`, so it asked for
+ * attempt askedAttempts + 1) is claimed but unfinished while `decision` says wait: the event is the
+ * claim's own, redelivered after the claimer's later writes failed, or a duplicate of it.
+ * - 'resume': the claim is ASKED_RESUME_SETTLE_MS old; finish it now rather than after
+ *   RESUME_SETTLE_MS, which keeps only unrelated events off a force that may be in flight. A
+ *   resume racing a slow claimer is safe: both write with resourceVersion preconditions and set
+ *   requestedAt to the claim's own timestamp.
+ * - 'in-flight': younger; the claimer may still be writing. The event is answered "later", so its
+ *   redelivery finishes the force if the claimer did not.
+ * - null: anything else (another attempt, a finished force, a foreign requestedAt, no claim).
+ */
+export function askedForceState(
+  decision: Decision,
+  ag: ArtifactGenerator,
+  now: number,
+  cfg: RecoveryConfig,
+  askedAttempts: number,
+): 'resume' | 'in-flight' | null {
+  if (decision.kind !== 'wait') return null;
+  const { attempts, lastRecoveryAt } = readTracking(ag, now, cfg);
+  if (attempts !== askedAttempts + 1 || lastRecoveryAt === null) return null;
+  if (!forceUnfinished(ag, attempts, lastRecoveryAt)) return null;
+  return now - lastRecoveryAt >= ASKED_RESUME_SETTLE_MS ? 'resume' : 'in-flight';
+}

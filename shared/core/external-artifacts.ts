@@ -7,6 +7,7 @@
 import { REASON_FORCED, readyOf } from './conditions.js';
 import { isDns1123Label, isDns1123Subdomain } from './names.js';
 import { ownValue } from './plain.js';
+import { compareResourceVersions } from './resource-version.js';
 import {
   ANNOTATION_ATTEMPTS,
   ANNOTATION_LAST_RECOVERY_AT,
@@ -273,13 +274,9 @@ function sameAs(a: ExternalArtifact, b: ExternalArtifact): boolean {
   return sameObject(a, b.metadata?.namespace, b.metadata?.name);
 }
 
-/** a is strictly newer than b by resourceVersion (decimal integers); false when not comparable. */
+/** a is strictly newer than b by resourceVersion; false when not comparable. */
 function newer(a: ExternalArtifact, b: ExternalArtifact): boolean {
-  const ra = a.metadata?.resourceVersion;
-  const rb = b.metadata?.resourceVersion;
-  if (typeof ra !== 'string' || typeof rb !== 'string') return false;
-  if (!/^[0-9]{1,30}$/.test(ra) || !/^[0-9]{1,30}$/.test(rb)) return false;
-  return BigInt(ra) > BigInt(rb);
+  return compareResourceVersions(a.metadata?.resourceVersion, b.metadata?.resourceVersion) === 1;
 }
 
 function field(fields: unknown, key: string): unknown {

@@ -25,3 +25,4 @@ export * from './kube-event-content.js';
 export * from './kube-event-series.js';
 export * from './kube-event-steps.js';
 export * from './external-artifacts.js';
+export * from './resource-version.js';

@@ -103,6 +103,14 @@ describe('e2e: recovery under the first-install storm', () => {
       wall: wall(),
     });
     for (const r of f.results.filter((x) => x.member.role !== 'honest')) {
+      if (process.env['STORM_TIMELINE']) {
+        const p = system.progress.of(r.member.key);
+        const t0 = p.stalls[0] ?? 0;
+        const rel = (t: number | null) => (t === null ? '-' : ((t - t0) / 1000).toFixed(1));
+        console.log(
+          `[e2e] timeline ${r.member.key} stalls=${p.stalls.map(rel).join(',')} forces=${p.forces.map((x) => `${x.attempt}@${rel(x.claimedAt)}/${rel(x.bumpedAt)}`).join(',')} bumps=${p.bumps.map(rel).join(',')} failures=${p.failures.map((x) => rel(x.at) + x.reason).join(',')} giveUps=${p.giveUps.map(rel).join(',')} stalled=${rel(p.stalledAt)}`,
+        );
+      }
       console.log(
         `[e2e] storm ${r.member.key} ${r.member.role}: ${r.outcome} after ${r.stallToOutcomeMs === null ? '-' : seconds(r.stallToOutcomeMs)}, ${r.forces} forces, ${r.stalls} stalls, ${r.failures} honest failures`,
       );
@@ -118,12 +126,12 @@ describe('e2e: recovery under the first-install storm', () => {
       .map((r) => `${r.member.key} (${r.member.role}) ${seconds(r.stallToOutcomeMs ?? 0)}`);
     expect.soft(late, 'outcomes later than 15 minutes after the first stall').toEqual([]);
     expect.soft(f.honestForces, 'forces of honest builds').toBe(0);
-    // Issue 19's other targets are bench rows (P9) and still open there: no dead-lettered action
-    // event (0-4 per run at this size: a force-drift delivery needs a read and the claim, plus the
-    // signal's check, to succeed in one try, 6 tries at 30 % failure per call), first force p99
-    // <= 30 s (30-57 s), and the request rate at most 2x the calm run's (2.1-2.35: a handler of 3
-    // sequential calls redone from its start at 30 % failure costs 2.1x by itself). They are
-    // printed above and in P9; asserting them here would make CI red on a known, reported gap.
+    // Issue 19's other targets are bench rows (P9): no dead-lettered action event, first force
+    // median <= 10 s and p99 <= 30 s, the request rate at most 2x the calm run's. After ADR 44 this
+    // scenario gave 0 dead-lettered actions, medians 4.5-13 s, p99 17-29 s and ratios 1.92-2.10
+    // over five runs: at 8 losing AGs a median or a ratio moves with a single delivery, so they are
+    // printed here (and with STORM_TIMELINE=1 every losing AG's forces, bumps and verdict) and
+    // judged in P9 at full size, where asserting them would not make CI red on noise.
     // The storm did happen: faults of each kind reached the functions.
     expect(storm.counts.error500).toBeGreaterThan(0);
     expect(storm.counts.tooMany).toBeGreaterThan(0);

@@ -175,11 +175,11 @@ function eventScenario(call: string, kind: 'stuck' | 'healthy-tracked'): MatrixS
 }
 
 const conflictRedecided =
-  (ok: string, lost: string) =>
+  (ok: string, lost: string, lostStatus: 200 | 503 = 200) =>
   (f: FaultCase): Expectation => {
     if (f.label === 'slow') return { status: 200, why: 'slow is just slow' };
     if (f.label === '409') {
-      return f.phase === 'before' ? { status: 200, why: ok } : { status: 200, why: lost };
+      return f.phase === 'before' ? { status: 200, why: ok } : { status: lostStatus, why: lost };
     }
     return {
       status: 503,
@@ -205,7 +205,8 @@ defineMatrix({
       nth: 1,
       expect: conflictRedecided(
         'precondition failed: re-read, re-decided, claimed again and forced',
-        'the claim applied: the re-read sees it and waits; the settle-time resume finishes it',
+        'the claim applied: the re-read sees the claim this event asked for, too young to resume (ADR 44): 503, and the redelivery finishes it',
+        503,
       ),
     }),
     scenario('AG marker patch (status)', {

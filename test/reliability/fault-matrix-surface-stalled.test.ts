@@ -196,9 +196,15 @@ describe('calls for one AG event', () => {
       }),
       scenario('AG get (fresh, event newer than cache)', {
         write: false,
-        // The event claims another resourceVersion than the cache serves: a fresh read follows.
+        // The event claims a newer resourceVersion than the cache serves: a fresh read follows.
         event: (ctx) =>
-          updateEvent({ ...ctx.ag, metadata: { ...ctx.ag.metadata, resourceVersion: '1' } }),
+          updateEvent({
+            ...ctx.ag,
+            metadata: {
+              ...ctx.ag.metadata,
+              resourceVersion: String(BigInt(ctx.ag.metadata?.resourceVersion ?? '0') + 1000n),
+            },
+          }),
         target: (ctx) => ({
           match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
           nth: 2,

@@ -118,14 +118,14 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
     expect(findCondition(ps.status?.conditions, 'VariantsResolved')).toEqual(other);
   });
 
-  it('an in-step PackageSource costs two cached reads and no write', async () => {
+  it('an in-step PackageSource costs one cached read (the PackageSource) and no write', async () => {
     const s = await startSurface(new SettableClock(T0 + 60_000));
     const { ag } = await ownedPair(healthyStatus(T0));
     await postEvent(s.url, agEvent(ag));
     proxy.clearCalls();
     expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'in-step' });
     const calls = proxy.callsMatching({ clientTag: 'surface-stalled' });
-    expect(calls.map((c) => c.verb)).toEqual(['get', 'get']);
+    expect(calls.map((c) => `${c.verb} ${c.resource}`)).toEqual(['get packagesources']);
     expect(calls.every((c) => c.path.includes('resourceVersion=0'))).toBe(true);
   });
 

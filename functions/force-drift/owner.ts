@@ -1,0 +1,57 @@
+// Is the AG's controlling PackageSource being deleted (held by a finalizer)? Then its AG is not
+// forced (docs/adr/0020). One cached read, only for an AG that a PackageSource controls, started
+// at most once per AG read: early, beside the signal's history read, when that read is made, so
+// the two calls overlap (docs/adr/0044).
+//
+// A PackageSource that is gone does not stop the force (an orphan AG that the garbage collector
+// removes; forcing it is harmless). Nor does one that cannot be read for transient reasons: under
+// the storm that causes fluxcd/pkg#934 the read fails as often as any other, and holding the force
+// back for it would delay every recovery by a redelivery to spare, at worst, one rebuild of an AG
+// that is about to be deleted (docs/adr/0044). Any other error (403: the install lacks the grant)
+// stops the force.
+
+import { controllingPackageSource, isPackageSourceDeleting } from '../../shared/core/index.js';
+import type { ArtifactGenerator } from '../../shared/core/types.js';
+import { isKubeError } from '../../shared/kube/errors.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import type { ForceDriftDeps } from './deps.js';
+
+export interface OwnerCheck {
+  /** Starts the read now (no-op when there is no owner or it has started). */
+  start(): void;
+  /** True when the owner is being deleted; throws what stops the force. */
+  deleting(): Promise<boolean>;
+}
+
+type Answer = { ok: true; deleting: boolean } | { ok: false; error: unknown };
+
+export function ownerCheck(ag: ArtifactGenerator, deps: ForceDriftDeps, log: Logger): OwnerCheck {
+  const owner = controllingPackageSource(ag);
+  let answer: Promise<Answer> | undefined;
+  const run = (): Promise<Answer> => {
+    if (owner === null) return Promise.resolve({ ok: true, deleting: false });
+    answer ??= deps.kube.getPackageSource(owner, { cached: true }).then(
+      (ps): Answer => ({ ok: true, deleting: isPackageSourceDeleting(ps) }),
+      (e: unknown): Answer => {
+        if (isKubeError(e, 'NotFound')) return { ok: true, deleting: false };
+        if (isKubeError(e, 'Transient')) {
+          log.warn(
+            { packageSource: owner, err: e.message },
+            'owner PackageSource unreadable; forcing without its deletion check',
+          );
+          return { ok: true, deleting: false };
+        }
+        return { ok: false, error: e };
+      },
+    );
+    return answer;
+  };
+  return {
+    start: () => void run(),
+    deleting: async () => {
+      const a = await run();
+      if (!a.ok) throw a.error;
+      return a.deleting;
+    },
+  };
+}

@@ -1,0 +1,248 @@
+// The recovery's own calls under the first-install storm (docs/adr/0044-recovery-under-load.md),
+// against the real test API server through the fault-injecting proxy:
+// - force-drift forces when its owner PackageSource read fails transiently (the deletion check
+//   fails open), and still stops when the read is forbidden;
+// - a force event whose own claim is unfinished finishes it once the claim is 2 s old, instead of
+//   after the 10 s settle (younger: 503, so that its redelivery does); an event that asked for
+//   another attempt still waits;
+// - surface-stalled answers an AG event from the PackageSource alone when it is in step with the
+//   event's AG; otherwise it reads the AG once when the cache is at least as new as the event, and
+//   fresh only when the cache is older; a forged event never causes a write.
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ACTION_FORCE,
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_LAST_RECOVERY_AT,
+  ANNOTATION_REQUESTED_AT,
+  REASON_FORCED,
+  formatTimeNano,
+  readyOf,
+  requestedAtFor,
+} from '../../../shared/core/index.js';
+import type { ArtifactGenerator, PackageSource } from '../../../shared/core/types.js';
+import { AG_API_GROUP, AG_PLURAL } from '../../../shared/core/types.js';
+import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
+import { createApp as createSurfaceStalled } from '../../../functions/surface-stalled/app.js';
+import {
+  AG_VERSION,
+  MERGE_PATCH,
+  agRefOf,
+  createOwnedPair,
+  customObjects,
+  getArtifactGenerator,
+  getPackageSource,
+  testKubeConfig,
+  writeArtifactGeneratorStatus,
+} from '../../support/apiserver.js';
+import { healthyStatus, ready, rebuildAg, stuckStatus } from '../../support/ag-states.js';
+import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import {
+  actionEvent,
+  agResourceEvent,
+  postEvent,
+  type Started,
+} from '../../support/http-events.js';
+import { startKubeProxy, type CallMatch, type KubeProxy } from '../../support/kube-proxy.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const GRACE_MS = 30_000; // testConfig's time rule
+const kc = testKubeConfig();
+let proxy: KubeProxy;
+const servers: Started[] = [];
+
+beforeAll(async () => {
+  proxy = await startKubeProxy(kc, { tag: 'under-load' });
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await proxy.stop();
+});
+beforeEach(() => {
+  proxy.clearFaults();
+  proxy.clearCalls();
+});
+
+async function start(
+  fn: 'force-drift' | 'surface-stalled',
+  clock: SettableClock,
+): Promise<Started> {
+  const deps = commonDeps({ kubeConfig: proxy.kubeConfig(fn), name: fn, clock });
+  const s = await serve(fn === 'force-drift' ? createForceDrift(deps) : createSurfaceStalled(deps));
+  servers.push(s);
+  return s;
+}
+
+async function annotate(ag: ArtifactGenerator, annotations: Record<string, string>) {
+  return (await customObjects(kc).patchNamespacedCustomObject(
+    {
+      group: AG_API_GROUP,
+      version: AG_VERSION,
+      plural: AG_PLURAL,
+      ...agRefOf(ag),
+      body: { metadata: { annotations } },
+    },
+    MERGE_PATCH,
+  )) as ArtifactGenerator;
+}
+
+/** An owned AG stuck since T0 (past the time rule's grace at T0 + GRACE_MS + 1 s). */
+async function stuckOwnedAg(): Promise<ArtifactGenerator> {
+  const { artifactGenerator } = await createOwnedPair({}, kc);
+  return writeArtifactGeneratorStatus(agRefOf(artifactGenerator), stuckStatus(T0), kc);
+}
+
+const ownerRead: CallMatch = { clientTag: 'force-drift', verb: 'get', resource: 'packagesources' };
+
+describe('force-drift: the owner PackageSource read', () => {
+  it('fails transiently (500): the force still happens, claimed, marked and bumped', async () => {
+    const ag = await stuckOwnedAg();
+    const now = T0 + GRACE_MS + 1_000;
+    const f = await start('force-drift', new SettableClock(now));
+    proxy.addFault({ kind: 'status', status: 500, match: ownerRead });
+    expect(await postEvent(f.url, actionEvent(ACTION_FORCE, ag, 0, now))).toMatchObject({
+      status: 200,
+      body: { result: 'forced' },
+    });
+    expect(proxy.count(ownerRead)).toBe(1);
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
+    expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(requestedAtFor(now));
+    expect(readyOf(after)?.reason).toBe(REASON_FORCED);
+  });
+
+  it('is forbidden (403): the force stops, nothing written', async () => {
+    const ag = await stuckOwnedAg();
+    const now = T0 + GRACE_MS + 1_000;
+    const f = await start('force-drift', new SettableClock(now));
+    proxy.addFault({ kind: 'status', status: 403, match: ownerRead });
+    const answer = await postEvent(f.url, actionEvent(ACTION_FORCE, ag, 0, now));
+    expect(answer.status).toBe(500);
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+  });
+});
+
+describe('force-drift: a force event whose claim is unfinished', () => {
+  // Attempt 1 claimed 2 s ago (inside RESUME_SETTLE_MS, 10 s); its marker and bump never landed.
+  async function claimedUnfinished(): Promise<{ ag: ArtifactGenerator; claimAt: number }> {
+    const { last } = await rebuildAg(kc, { at: T0, lose: true });
+    const claimAt = T0 + GRACE_MS + 1_000;
+    const ag = await annotate(last, {
+      [ANNOTATION_ATTEMPTS]: '1',
+      [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(claimAt),
+    });
+    return { ag, claimAt };
+  }
+
+  it('the event that asked for it (attempts 0), 2 s after the claim, finishes it: marker, then requestedAt = the claim', async () => {
+    const { ag, claimAt } = await claimedUnfinished();
+    const f = await start('force-drift', new SettableClock(claimAt + 2_000));
+    expect(await postEvent(f.url, actionEvent(ACTION_FORCE, ag, 0, claimAt))).toMatchObject({
+      status: 200,
+      body: { result: 'resumed' },
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
+    expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(requestedAtFor(claimAt));
+    expect(readyOf(after)?.reason).toBe(REASON_FORCED);
+  });
+
+  it('the event that asked for it, 0.5 s after the claim: 503 for a redelivery (the claimer may still be writing), nothing written', async () => {
+    const { ag, claimAt } = await claimedUnfinished();
+    const f = await start('force-drift', new SettableClock(claimAt + 500));
+    expect(await postEvent(f.url, actionEvent(ACTION_FORCE, ag, 0, claimAt))).toMatchObject({
+      status: 503,
+      body: { result: 'claim-in-flight' },
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+  });
+
+  it('an event that asked for another attempt (attempts 1) waits out the settle: nothing written', async () => {
+    const { ag, claimAt } = await claimedUnfinished();
+    const f = await start('force-drift', new SettableClock(claimAt + 2_000));
+    expect(await postEvent(f.url, actionEvent(ACTION_FORCE, ag, 1, claimAt))).toMatchObject({
+      status: 200,
+      body: { result: 'waiting' },
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+  });
+});
+
+describe('surface-stalled: the AG read for an AG event', () => {
+  const agReads: CallMatch = {
+    clientTag: 'surface-stalled',
+    verb: 'get',
+    resource: 'artifactgenerators',
+  };
+
+  it.each<[string, (rv: string) => string, number]>([
+    ['the event carries the cached version: one cached read', (rv) => rv, 1],
+    ['the event is older than the cache (a redelivery): one cached read', (rv) => older(rv), 1],
+    ['the event is newer than the cache: a fresh read too', (rv) => String(BigInt(rv) + 1000n), 2],
+    ['the event version is not a number: a fresh read too', () => 'not-a-revision', 2],
+  ])('%s', async (_label, eventRv, reads) => {
+    const { artifactGenerator } = await createOwnedPair({}, kc);
+    const ag = await writeArtifactGeneratorStatus(agRefOf(artifactGenerator), stuckStatus(T0), kc);
+    const s = await start('surface-stalled', new SettableClock(T0 + 1_000));
+    const rv = ag.metadata?.resourceVersion ?? '';
+    const seen = { ...ag, metadata: { ...ag.metadata, resourceVersion: eventRv(rv) } };
+    // The watch cache catches up with the write first, so the cached read returns `ag` itself.
+    await expect.poll(async () => (await cachedRv(ag)) === rv, { timeout: 5_000 }).toBe(true);
+    proxy.clearCalls();
+    const answer = await postEvent(s.url, agResourceEvent(seen));
+    expect(answer.status).toBe(200);
+    expect(proxy.count(agReads)).toBe(reads);
+  });
+});
+
+describe("surface-stalled: the event's AG only saves work", () => {
+  it('a forged event (Ready False on a healthy AG): the AG is read, and nothing is written', async () => {
+    const { packageSource, artifactGenerator } = await createOwnedPair({}, kc);
+    const ag = await writeArtifactGeneratorStatus(
+      agRefOf(artifactGenerator),
+      healthyStatus(T0),
+      kc,
+    );
+    const s = await start('surface-stalled', new SettableClock(T0 + 60_000));
+    expect((await postEvent(s.url, agResourceEvent(ag))).body).toEqual({ result: 'updated' });
+    const name = packageSource.metadata?.name ?? '';
+    const before = await getPackageSource(name, kc);
+    expect(readyOfPs(before)?.status).toBe('True');
+    const forged = {
+      ...ag,
+      status: { ...ag.status, conditions: [ready('False', 'BuildFailed', T0 + 30_000)] },
+    };
+    proxy.clearCalls();
+    expect((await postEvent(s.url, agResourceEvent(forged))).body).toEqual({ result: 'in-step' });
+    expect(
+      proxy.count({ clientTag: 'surface-stalled', verb: 'get', resource: 'artifactgenerators' }),
+    ).toBeGreaterThanOrEqual(1);
+    const after = await getPackageSource(name, kc);
+    expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
+  });
+});
+
+function readyOfPs(ps: PackageSource) {
+  return ps.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+function older(rv: string): string {
+  return String(BigInt(rv) - 1n);
+}
+
+/** The AG's resourceVersion as the API server's watch cache has it (a list at resourceVersion 0). */
+async function cachedRv(ag: ArtifactGenerator): Promise<string | undefined> {
+  const { namespace, name } = agRefOf(ag);
+  const list = (await customObjects(kc).listNamespacedCustomObject({
+    group: AG_API_GROUP,
+    version: AG_VERSION,
+    plural: AG_PLURAL,
+    namespace,
+    fieldSelector: `metadata.name=${name}`,
+    resourceVersion: '0',
+  })) as { items: ArtifactGenerator[] };
+  return list.items[0]?.metadata?.resourceVersion;
+}
