@@ -18,7 +18,7 @@ import { loadavg } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createSystem, parseRfc3339, type AgProgress, type System } from '../harness/system.js';
 import { deleteAlarm } from '../harness/system/world.js';
-import { createRawKube, pool, type RawKube } from './raw-kube.js';
+import { createRawKube, pool, type RawKube } from '../support/raw-kube.js';
 import { percentile } from './stats.js';
 import { valueRow, type BenchContext, type BenchModule, type BenchRow } from './types.js';
 import { sized } from './smoke.js';

@@ -12,8 +12,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { agUpdateHeaders, loadRealisticAg } from './events.js';
 import { runLoad, type LoadResult } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
-import { spawnServer, timeToFirstAnswer, postOnce } from './processes.js';
-import { createRawKube, healthyStatus, rfc3339 } from './raw-kube.js';
+import { spawnServer, timeToFirstAnswer, postOnce } from '../harness/functions.js';
+import { healthyStatus } from '../support/ag-states.js';
+import { createRawKube } from '../support/raw-kube.js';
 import { median } from './stats.js';
 import { smokeMode } from './smoke.js';
 import {
@@ -219,7 +220,7 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
   await raw.patchAgStatus(
     namespace,
     name,
-    healthyStatus(created.metadata?.generation ?? 1, rfc3339(Date.now())),
+    healthyStatus(Date.now(), created.metadata?.generation ?? 1, 'realistic'),
   );
   const ag = await raw.getAg(namespace, name);
   const body = JSON.stringify(ag);

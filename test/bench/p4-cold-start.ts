@@ -6,7 +6,7 @@
 
 import { agUpdateHeaders, loadRealisticAg } from './events.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
-import { spawnServer, timeToFirstAnswer } from './processes.js';
+import { spawnServer, timeToFirstAnswer } from '../harness/functions.js';
 import { median } from './stats.js';
 import { runtimeImportCosts } from './import-cost.js';
 import { measureResyncWake } from './resync-wake.js';

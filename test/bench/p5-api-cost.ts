@@ -21,18 +21,14 @@ import {
   type Answer,
 } from '../support/http-events.js';
 import {
+  closeAll,
   functionKubeClient,
-  startInProcessFunctions,
-  type InProcessFunctions,
-} from './in-process.js';
-import {
-  createRawKube,
-  healthyStatus,
-  pool,
-  rfc3339,
-  stuckStatus,
-  type RawKube,
-} from './raw-kube.js';
+  startAsDeployed,
+  urlOf,
+  type RunningFunction,
+} from '../harness/functions.js';
+import { healthyStatus, stuckStatus } from '../support/ag-states.js';
+import { createRawKube, pool, type RawKube } from '../support/raw-kube.js';
 import { valueRow, type BenchContext, type BenchModule, type BenchRow } from './types.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
 import { backoffFor } from '../../shared/core/backoff.js';
@@ -80,7 +76,7 @@ function resultOf(answer: Answer): string {
 
 async function requestsPerForce(
   proxy: KubeProxy,
-  fns: InProcessFunctions,
+  fns: readonly RunningFunction[],
   raw: RawKube,
   owned = false,
 ): Promise<BenchRow[]> {
@@ -99,13 +95,14 @@ async function requestsPerForce(
       NS_FORCE,
       name,
       stuckStatus(
+        Date.now() - DEFAULT_GRACE_PERIOD_MS - 60_000,
         created.metadata?.generation ?? 1,
-        rfc3339(Date.now() - DEFAULT_GRACE_PERIOD_MS - 60_000),
+        'realistic',
       ),
     );
     proxy.clearCalls();
     const answer = await postEvent(
-      fns.forceDrift.url,
+      urlOf(fns, 'force-drift'),
       cloudEvent({
         type: ACTION_FORCE,
         source: '/source-watcher-recovery/detect',
@@ -184,11 +181,11 @@ async function requestsPerForce(
 
 async function detectNoOp(
   proxy: KubeProxy,
-  fns: InProcessFunctions,
+  fns: readonly RunningFunction[],
   ag: ArtifactGenerator,
 ): Promise<BenchRow> {
   proxy.clearCalls();
-  const answer = await postEvent(fns.detect.url, agEvent(ag));
+  const answer = await postEvent(urlOf(fns, 'detect'), agEvent(ag));
   expectStatus('detect no-op', answer);
   if (resultOf(answer) !== 'healthy')
     throw new Error(`detect answered ${JSON.stringify(answer.body)}`);
@@ -205,7 +202,7 @@ async function detectNoOp(
 
 async function inStepPackageSource(
   proxy: KubeProxy,
-  fns: InProcessFunctions,
+  fns: readonly RunningFunction[],
   raw: RawKube,
 ): Promise<BenchRow> {
   const name = `bench-p5-instep-${randomUUID().slice(0, 8)}`;
@@ -214,13 +211,13 @@ async function inStepPackageSource(
   await raw.patchAgStatus(
     NS_HEALTHY,
     name,
-    healthyStatus(created.metadata?.generation ?? 1, rfc3339(Date.now())),
+    healthyStatus(Date.now(), created.metadata?.generation ?? 1, 'realistic'),
   );
   const ag = await raw.getAg(NS_HEALTHY, name);
   // Bring it in step, and wait until the API server's cache has caught up.
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const answer = await postEvent(fns.surfaceStalled.url, agEvent(ag));
+    const answer = await postEvent(urlOf(fns, 'surface-stalled'), agEvent(ag));
     expectStatus('surface-stalled', answer);
     if (resultOf(answer) === 'in-step') break;
     if (Date.now() > deadline) throw new Error(`never in step: ${JSON.stringify(answer.body)}`);
@@ -228,7 +225,7 @@ async function inStepPackageSource(
   }
   const rvBefore = (await raw.getPackageSource(name)).metadata?.resourceVersion;
   proxy.clearCalls();
-  const answer = await postEvent(fns.surfaceStalled.url, agEvent(ag));
+  const answer = await postEvent(urlOf(fns, 'surface-stalled'), agEvent(ag));
   expectStatus('surface-stalled', answer);
   const calls = proxy.callsMatching({ clientTag: 'surface-stalled' });
   const reads = calls.filter((c) => c.verb === 'get' || c.verb === 'list');
@@ -273,14 +270,14 @@ async function countAgs(raw: KubeConfig): Promise<number> {
 
 async function sweepAndIdle(
   proxy: KubeProxy,
-  fns: InProcessFunctions,
+  fns: readonly RunningFunction[],
   raw: RawKube,
   kc: KubeConfig,
   sinkEvents: () => number,
 ): Promise<BenchRow[]> {
   // Healthy AGs: most without an owner, some owned by an in-step PackageSource.
   const names = Array.from({ length: healthyAgs() }, (_, i) => `healthy-${i}`);
-  const now = rfc3339(Date.now());
+  const now = Date.now();
   await pool(names, 32, async (name) => {
     const i = Number(name.slice('healthy-'.length));
     let owner: { name: string; uid: string } | undefined;
@@ -293,7 +290,7 @@ async function sweepAndIdle(
     await raw.patchAgStatus(
       NS_HEALTHY,
       name,
-      healthyStatus(created.metadata?.generation ?? 1, now, 'compact'),
+      healthyStatus(now, created.metadata?.generation ?? 1, 'compact'),
     );
   });
   const total = await countAgs(kc);
@@ -301,23 +298,26 @@ async function sweepAndIdle(
 
   // One sweep of detect, and one resync of surface-stalled to bring every PackageSource in step.
   proxy.clearCalls();
-  expectStatus('detect sweep', await postEvent(fns.detect.url, pingEvent()));
+  expectStatus('detect sweep', await postEvent(urlOf(fns, 'detect'), pingEvent()));
   const sweepLists = proxy.count({
     clientTag: 'detect',
     verb: 'list',
     resource: 'artifactgenerators',
   });
   const sweepCalls = proxy.counters({ clientTag: 'detect' });
-  expectStatus('surface-stalled resync', await postEvent(fns.surfaceStalled.url, pingEvent()));
+  expectStatus(
+    'surface-stalled resync',
+    await postEvent(urlOf(fns, 'surface-stalled'), pingEvent()),
+  );
 
   // The idle hour: 12 resync pings each, nothing to do.
   const emitsBefore = sinkEvents();
   proxy.clearCalls();
   for (let i = 0; i < IDLE_PINGS; i++) {
-    expectStatus('idle detect sweep', await postEvent(fns.detect.url, pingEvent()));
+    expectStatus('idle detect sweep', await postEvent(urlOf(fns, 'detect'), pingEvent()));
     expectStatus(
       'idle surface-stalled resync',
-      await postEvent(fns.surfaceStalled.url, pingEvent()),
+      await postEvent(urlOf(fns, 'surface-stalled'), pingEvent()),
     );
   }
   const writes = proxy.count({ verb: [...WRITE_VERBS] });
@@ -360,7 +360,7 @@ export const p5: BenchModule = {
     const raw = createRawKube(kc);
     const proxy = await startKubeProxy(kc);
     const sink = await startEventSink();
-    const fns = await startInProcessFunctions(
+    const fns = await startAsDeployed(
       (fn) => functionKubeClient(fn, proxy.kubeConfig(fn)),
       sink.url,
     );
@@ -372,7 +372,7 @@ export const p5: BenchModule = {
       await raw.patchAgStatus(
         NS_HEALTHY,
         'noop',
-        healthyStatus(healthy.metadata?.generation ?? 1, rfc3339(Date.now())),
+        healthyStatus(Date.now(), healthy.metadata?.generation ?? 1, 'realistic'),
       );
       rows.push(await detectNoOp(proxy, fns, await raw.getAg(NS_HEALTHY, 'noop')));
       rows.push(await inStepPackageSource(proxy, fns, raw));
@@ -381,7 +381,7 @@ export const p5: BenchModule = {
       ctx.log('  one AG forced 5 times');
       rows.push(...(await requestsPerAttempt(proxy, raw, sink.url)));
     } finally {
-      await fns.close();
+      await closeAll(fns);
       await sink.close();
       await proxy.stop();
       await raw.deleteAllAgs(NS_HEALTHY).catch(() => undefined);
@@ -417,7 +417,7 @@ async function requestsPerAttempt(
 ): Promise<BenchRow[]> {
   const cfg = DEFAULT_RECOVERY_CONFIG;
   const clock = manualClock(Date.now());
-  const fns = await startInProcessFunctions(
+  const fns = await startAsDeployed(
     (fn) => functionKubeClient(fn, proxy.kubeConfig(fn)),
     sinkUrl,
     clock,
@@ -430,8 +430,9 @@ async function requestsPerAttempt(
       NS_ATTEMPTS,
       name,
       stuckStatus(
+        clock.now() - DEFAULT_GRACE_PERIOD_MS - 60_000,
         created.metadata?.generation ?? 1,
-        rfc3339(clock.now() - DEFAULT_GRACE_PERIOD_MS - 60_000),
+        'realistic',
       ),
     );
     const perAttempt: {
@@ -445,7 +446,7 @@ async function requestsPerAttempt(
       const before = await raw.getAg(NS_ATTEMPTS, name);
       proxy.clearCalls();
       const answer = await postEvent(
-        fns.forceDrift.url,
+        urlOf(fns, 'force-drift'),
         cloudEvent({
           type: ACTION_FORCE,
           source: '/source-watcher-recovery/detect',
@@ -503,7 +504,7 @@ async function requestsPerAttempt(
     );
     return rows;
   } finally {
-    await fns.close();
+    await closeAll(fns);
     await raw.deleteAllAgs(NS_ATTEMPTS).catch(() => undefined);
   }
 }

@@ -13,8 +13,9 @@ import { PING } from '../../shared/core/events.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import { cloudEvent, postEvent, startEventSink } from '../support/http-events.js';
-import { functionKubeClient, startInProcessFunctions } from './in-process.js';
-import { createRawKube, healthyStatus, pool, rfc3339 } from './raw-kube.js';
+import { closeAll, functionKubeClient, startAsDeployed, urlOf } from '../harness/functions.js';
+import { healthyStatus } from '../support/ag-states.js';
+import { createRawKube, pool } from '../support/raw-kube.js';
 import { median } from './stats.js';
 import { sized } from './smoke.js';
 import { ratioRow, valueRow, type BenchModule } from './types.js';
@@ -59,7 +60,7 @@ export const p6: BenchModule = {
       `  creating ${AG_COUNT.toLocaleString('en-US')} healthy AGs (concurrency ${CONCURRENCY})`,
     );
     const t0 = performance.now();
-    const at = rfc3339(Date.now());
+    const at = Date.now();
     await pool(
       Array.from({ length: AG_COUNT }, (_, i) => `ag-${i}`),
       CONCURRENCY,
@@ -68,7 +69,7 @@ export const p6: BenchModule = {
         await raw.patchAgStatus(
           NAMESPACE,
           name,
-          healthyStatus(created.metadata?.generation ?? 1, at, 'compact'),
+          healthyStatus(at, created.metadata?.generation ?? 1, 'compact'),
         );
       },
     );
@@ -86,7 +87,7 @@ export const p6: BenchModule = {
     let sweepPages: number;
     let listPages: number;
     const sink = await startEventSink();
-    const fns = await startInProcessFunctions(() => kube, sink.url);
+    const fns = await startAsDeployed(() => kube, sink.url);
     const sweepMs: number[] = [];
     const listMs: number[] = [];
     let listed = 0;
@@ -94,7 +95,7 @@ export const p6: BenchModule = {
       const sweep = async (): Promise<void> => {
         const start = performance.now();
         const answer = await postEvent(
-          fns.detect.url,
+          urlOf(fns, 'detect'),
           cloudEvent({
             type: PING,
             source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
@@ -132,7 +133,7 @@ export const p6: BenchModule = {
       if (sink.events.length !== 0)
         throw new Error(`the sweep of healthy AGs emitted ${sink.events.length} events`);
     } finally {
-      await fns.close();
+      await closeAll(fns);
       await sink.close();
       // The rows that follow (P8's fleet lists the world at every settle, and its detect sweeps
       // every AG) must not carry these 10,000 AGs.

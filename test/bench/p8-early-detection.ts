@@ -12,7 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { runFleet } from '../harness/fleet.js';
 import { createSystem, type BrokerTuning } from '../harness/system.js';
 import { deleteAlarm } from '../harness/system/world.js';
-import { createRawKube } from './raw-kube.js';
+import { createRawKube } from '../support/raw-kube.js';
 import { percentile } from './stats.js';
 import { smokeMode } from './smoke.js';
 import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';

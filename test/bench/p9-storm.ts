@@ -26,7 +26,7 @@ import {
   STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS,
   STORM_VIRTUAL_CLOCK_ENV,
 } from '../support/storm.js';
-import { createRawKube } from './raw-kube.js';
+import { createRawKube } from '../support/raw-kube.js';
 import { smokeMode } from './smoke.js';
 import {
   ratioRow,

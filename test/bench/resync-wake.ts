@@ -7,8 +7,9 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { PING } from '../../shared/core/events.js';
 import { startCountingServer } from './counting-server.js';
-import { spawnServer, timeToFirstAnswer } from './processes.js';
-import { createRawKube, healthyStatus, pool, rfc3339 } from './raw-kube.js';
+import { spawnServer, timeToFirstAnswer } from '../harness/functions.js';
+import { healthyStatus } from '../support/ag-states.js';
+import { createRawKube, pool } from '../support/raw-kube.js';
 import type { BenchContext } from './types.js';
 
 /** Healthy AGs in the cluster while the sweep runs (a Cozystack install has tens). */
@@ -43,7 +44,7 @@ export async function measureResyncWake(
   const kc = new KubeConfig();
   kc.loadFromFile(server.kubeconfigPath);
   const raw = createRawKube(kc);
-  const at = rfc3339(Date.now());
+  const at = Date.now();
   await pool(
     Array.from({ length: WAKE_AGS }, (_, i) => `wake-${i}`),
     16,
@@ -52,7 +53,7 @@ export async function measureResyncWake(
       await raw.patchAgStatus(
         namespace,
         name,
-        healthyStatus(created.metadata?.generation ?? 1, at, 'compact'),
+        healthyStatus(at, created.metadata?.generation ?? 1, 'compact'),
       );
     },
   );

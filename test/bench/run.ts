@@ -21,7 +21,7 @@ import { p6 } from './p6-sweep.js';
 import { p7 } from './p7-memory.js';
 import { p8 } from './p8-early-detection.js';
 import { p9 } from './p9-storm.js';
-import { killAllServers } from './processes.js';
+import { killAllServers } from '../harness/functions.js';
 import { SMOKE_ENV } from './smoke.js';
 import { renderMarkdown, renderTable } from './table.js';
 import type { BenchContext, BenchModule, BenchRow, BenchScripts } from './types.js';

@@ -20,7 +20,7 @@ import {
 } from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import { ensureBuilt } from './support/build.js';
-import { spawnFunction, type ChildFunction } from './support/child-function.js';
+import { spawnFunction, type ChildFunction } from '../harness/functions.js';
 
 const kc = testKubeConfig();
 let proxy: KubeProxy;

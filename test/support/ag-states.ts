@@ -1,5 +1,5 @@
-// AG status shapes the tests put on the real API server: stuck (the fluxcd/pkg#934 signature),
-// healthy, honestly failing, and our own marker.
+// AG status shapes the tests and benches put on the real API server: stuck (the fluxcd/pkg#934
+// signature), healthy, honestly failing, and our own marker.
 
 import type * as k8s from '@kubernetes/client-node';
 import { formatTimeSeconds } from '../../shared/core/time.js';
@@ -9,6 +9,7 @@ import type {
   Condition,
 } from '../../shared/core/types.js';
 import { AG_API_GROUP, AG_PLURAL } from '../../shared/core/types.js';
+import { loadRealisticAg } from '../bench/events.js';
 import {
   AG_VERSION,
   MERGE_PATCH,
@@ -59,7 +60,43 @@ export function reconciling(at: number, generation = 1): Condition {
   };
 }
 
-export function stuckStatus(since: number, generation = 1): ArtifactGeneratorStatus {
+/**
+ * How much of source-watcher's output a status carries: the tests' one artifact (`minimal`), the
+ * realistic fixture's eleven inventory entries (`realistic`, test/bench/fixtures), or its first one
+ * (`compact`). The fixture shapes carry only the Ready condition, worded as source-watcher does.
+ */
+export type AgShape = 'minimal' | 'realistic' | 'compact';
+
+function fixtureOutputs(
+  shape: 'realistic' | 'compact',
+): Omit<ArtifactGeneratorStatus, 'conditions'> {
+  const fixture = loadRealisticAg();
+  const inventory = fixture.status?.inventory ?? [];
+  return {
+    inventory: shape === 'compact' ? inventory.slice(0, 1) : inventory,
+    ...(fixture.status?.observedSourcesDigest !== undefined
+      ? { observedSourcesDigest: fixture.status.observedSourcesDigest }
+      : {}),
+  };
+}
+
+/** The fluxcd/pkg#934 state: outputs saved, Ready left Unknown/Progressing since `since`. */
+export function stuckStatus(
+  since: number,
+  generation = 1,
+  shape: AgShape = 'minimal',
+): ArtifactGeneratorStatus {
+  if (shape !== 'minimal') {
+    return {
+      ...fixtureOutputs(shape),
+      conditions: [
+        {
+          ...ready('Unknown', 'Progressing', since, generation),
+          message: 'Reconciliation in progress',
+        },
+      ],
+    };
+  }
   return {
     inventory: INVENTORY,
     observedSourcesDigest: DIGEST,
@@ -70,7 +107,24 @@ export function stuckStatus(since: number, generation = 1): ArtifactGeneratorSta
   };
 }
 
-export function healthyStatus(at: number, generation = 1): ArtifactGeneratorStatus {
+/** Ready=True on `generation`, outputs saved. */
+export function healthyStatus(
+  at: number,
+  generation = 1,
+  shape: AgShape = 'minimal',
+): ArtifactGeneratorStatus {
+  if (shape !== 'minimal') {
+    const outputs = fixtureOutputs(shape);
+    return {
+      conditions: [
+        {
+          ...ready('True', 'Succeeded', at, generation),
+          message: `reconciliation succeeded, generated ${outputs.inventory?.length ?? 0} artifact(s)`,
+        },
+      ],
+      ...outputs,
+    };
+  }
   return {
     inventory: INVENTORY,
     observedSourcesDigest: DIGEST,

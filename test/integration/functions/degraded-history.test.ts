@@ -31,12 +31,7 @@ import {
   rebuildAg,
   stuckStatus,
 } from '../../support/ag-states.js';
-import {
-  commonDeps,
-  serve,
-  SettableClock,
-  startDetectServer,
-} from '../../support/function-under-test.js';
+import { commonDeps, serve, SettableClock, startFunction } from '../../harness/functions.js';
 import {
   agResourceEvent,
   cloudEvent,
@@ -125,7 +120,8 @@ async function startDetect(
   clock: SettableClock,
   opts: { env?: Record<string, string>; logger?: Logger } = {},
 ): Promise<Started> {
-  const s = await startDetectServer({
+  const s = await startFunction({
+    fn: 'detect',
     kubeConfig: proxy.kubeConfig('detect'),
     clock,
     sinkUrl: sink.url,

@@ -28,12 +28,7 @@ import {
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { rebuildAg } from '../../support/ag-states.js';
-import {
-  commonDeps,
-  serve,
-  SettableClock,
-  startDetectServer,
-} from '../../support/function-under-test.js';
+import { commonDeps, serve, SettableClock, startFunction } from '../../harness/functions.js';
 import {
   agResourceEvent,
   cloudEvent,
@@ -79,7 +74,8 @@ async function startDetect(
   clock: SettableClock,
   env: Record<string, string> = {},
 ): Promise<Started> {
-  const s = await startDetectServer({
+  const s = await startFunction({
+    fn: 'detect',
     kubeConfig: proxy.kubeConfig('detect'),
     clock,
     sinkUrl: sink.url,

@@ -27,7 +27,7 @@ import {
   reconciling,
   stuckStatus,
 } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { commonDeps, serve, SettableClock } from '../../harness/functions.js';
 import {
   actionEvent as sharedActionEvent,
   cloudEvent,

@@ -20,7 +20,7 @@ import { createApp } from '../../../functions/heal-external-artifacts/app.js';
 import { createExternalArtifactClient } from '../../../shared/kube/external-artifact-client.js';
 import { createAgWithStatus, ready } from '../../support/ag-states.js';
 import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { commonDeps, serve, SettableClock } from '../../harness/functions.js';
 import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { asFunction } from '../../support/identities.js';
 import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';

@@ -32,7 +32,7 @@ import {
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { commonDeps, serve, SettableClock } from '../../harness/functions.js';
 import {
   actionEvent,
   agResourceEvent,

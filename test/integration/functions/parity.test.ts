@@ -37,7 +37,7 @@ import {
   uniqueName,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, ready, stuckStatus } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { commonDeps, serve, SettableClock } from '../../harness/functions.js';
 import {
   actionEvent,
   agResourceEvent,

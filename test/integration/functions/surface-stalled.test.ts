@@ -34,7 +34,7 @@ import {
   writePackageSourceStatus,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { commonDeps, serve, SettableClock } from '../../harness/functions.js';
 import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
 
