@@ -2,11 +2,11 @@
 // `tsc -p tsconfig.build.json` when any source is newer than the built entry points, and compiles
 // the echo baseline to plain JavaScript so that both run the same way (`node FILE`).
 
-import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { runNode } from './run-node.js';
 
 export const ENTRY_POINTS = ['detect', 'force-drift', 'surface-stalled'] as const;
 
@@ -59,17 +59,10 @@ export async function ensureBuilt(root: string, log: (m: string) => void): Promi
   }
   log('dist/ is stale: building (tsc -p tsconfig.build.json)');
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', resolve);
-  });
+  const run = await runNode([tsc, '-p', 'tsconfig.build.json'], root);
+  // tsc writes its diagnostics to stdout; both streams, stdout first.
+  const output = run.stdout + run.stderr;
+  const code = run.code;
   const missing: string[] = [];
   for (const fn of ENTRY_POINTS) {
     if ((await mtimeOrZero(distEntry(root, fn))) === 0) missing.push(fn);

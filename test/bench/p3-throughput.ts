@@ -8,13 +8,12 @@
 // API server), against the same baseline.
 
 import { randomBytes } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
 import { agUpdateHeaders, loadRealisticAg } from './events.js';
 import { runLoad, type LoadResult } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
 import { spawnServer, timeToFirstAnswer, postOnce } from '../harness/functions.js';
 import { healthyStatus } from '../support/ag-states.js';
-import { createRawKube } from '../support/raw-kube.js';
+import { adminOf } from './bench-system.js';
 import { median } from './stats.js';
 import { smokeMode } from './smoke.js';
 import {
@@ -210,9 +209,7 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
     return unmeasuredRow('P3', metric, 'report', 'TODO: needs API server');
   }
   const scripts = await ctx.scripts();
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  const raw = createRawKube(kc);
+  const { raw } = adminOf(server);
   const namespace = 'bench-p3';
   const name = `bench-p3-${randomBytes(4).toString('hex')}`;
   const ps = await raw.createPackageSource(name);

@@ -6,7 +6,7 @@
 
 import { agUpdateHeaders, loadRealisticAg } from './events.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
-import { spawnServer, timeToFirstAnswer } from '../harness/functions.js';
+import { withFirstAnswer } from '../harness/functions.js';
 import { median } from './stats.js';
 import { runtimeImportCosts } from './import-cost.js';
 import { measureResyncWake } from './resync-wake.js';
@@ -16,21 +16,13 @@ import { ratioRow, valueRow, type BenchModule } from './types.js';
 const runs = (): number => sized(21, 3);
 const wakeRuns = (): number => sized(7, 1);
 
-async function coldStartMs(
+function coldStartMs(
   script: string,
   env: Record<string, string>,
   headers: Record<string, string>,
   body: string,
 ): Promise<number> {
-  const server = await spawnServer(script, env);
-  try {
-    const { ms, answer } = await timeToFirstAnswer(server, headers, body);
-    if (answer.status !== 200)
-      throw new Error(`first event answered ${answer.status}: ${answer.body}`);
-    return ms;
-  } finally {
-    await server.stop();
-  }
+  return withFirstAnswer(script, env, headers, body, (_, ms) => Promise.resolve(ms));
 }
 
 export const p4: BenchModule = {

@@ -9,7 +9,7 @@
 
 import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
 import { randomUUID } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { ACTION_FORCE, APISERVER_UPDATE, PING } from '../../shared/core/events.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
@@ -28,14 +28,14 @@ import {
   type RunningFunction,
 } from '../harness/functions.js';
 import { healthyStatus, stuckStatus } from '../support/ag-states.js';
-import { createRawKube, pool, type RawKube } from '../support/raw-kube.js';
+import { createHealthyAgs, type RawKube } from '../support/raw-kube.js';
 import { valueRow, type BenchContext, type BenchModule, type BenchRow } from './types.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
 import { backoffFor } from '../../shared/core/backoff.js';
 import { DEFAULT_RECOVERY_CONFIG } from '../../shared/core/config.js';
 import type { Clock } from '../../shared/runtime/clock.js';
-import { createSystem } from '../harness/system.js';
-import { deleteAlarm } from '../harness/system/world.js';
+import type { System } from '../harness/system.js';
+import { benchCluster, withBenchSystem } from './bench-system.js';
 import { createOwnedPair } from '../support/apiserver.js';
 import { sized } from './smoke.js';
 
@@ -277,21 +277,12 @@ async function sweepAndIdle(
 ): Promise<BenchRow[]> {
   // Healthy AGs: most without an owner, some owned by an in-step PackageSource.
   const names = Array.from({ length: healthyAgs() }, (_, i) => `healthy-${i}`);
-  const now = Date.now();
-  await pool(names, 32, async (name) => {
+  await createHealthyAgs(raw, NS_HEALTHY, names, 32, async (name) => {
     const i = Number(name.slice('healthy-'.length));
-    let owner: { name: string; uid: string } | undefined;
-    if (i < OWNED_AGS) {
-      const psName = `bench-p5-owner-${i}`;
-      const ps = await raw.createPackageSource(psName);
-      owner = { name: psName, uid: ps.metadata?.uid ?? '' };
-    }
-    const created = await raw.createAg(NS_HEALTHY, name, owner, 'compact');
-    await raw.patchAgStatus(
-      NS_HEALTHY,
-      name,
-      healthyStatus(now, created.metadata?.generation ?? 1, 'compact'),
-    );
+    if (i >= OWNED_AGS) return undefined;
+    const psName = `bench-p5-owner-${i}`;
+    const ps = await raw.createPackageSource(psName);
+    return { name: psName, uid: ps.metadata?.uid ?? '' };
   });
   const total = await countAgs(kc);
   const expectedLists = Math.ceil(total / SWEEP_PAGE_SIZE);
@@ -354,10 +345,7 @@ export const p5: BenchModule = {
   id: 'P5',
   title: 'API cost',
   async run(ctx) {
-    const server = await ctx.apiServer();
-    const kc = new KubeConfig();
-    kc.loadFromFile(server.kubeconfigPath);
-    const raw = createRawKube(kc);
+    const { kc, raw } = await benchCluster(ctx);
     const proxy = await startKubeProxy(kc);
     const sink = await startEventSink();
     const fns = await startAsDeployed(
@@ -514,61 +502,54 @@ async function requestsPerAttempt(
  * virtual minutes in which the PingSource emulation fires the resync every 5 minutes (with its
  * jitter). Every write by the functions, every emit, and the resyncs fired are counted.
  */
-async function idleHourVirtual(ctx: BenchContext): Promise<BenchRow> {
-  const server = await ctx.apiServer();
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  const raw = createRawKube(kc);
-  const system = await createSystem({
-    kubeConfig: kc,
-    serviceAccountTokens: server.serviceAccountTokens,
-    pingSeed: 5,
-    sourceWatcher: { seed: 5 },
-  });
+function idleHourVirtual(ctx: BenchContext): Promise<BenchRow> {
+  return withBenchSystem(
+    ctx,
+    NS_IDLE,
+    { pingSeed: 5, sourceWatcher: { seed: 5 } },
+    (system, { kc }) => idleHour(system, kc),
+    'tolerant',
+  );
+}
+
+async function idleHour(system: System, kc: KubeConfig): Promise<BenchRow> {
   const pairs = idleHourPairs();
-  try {
-    const keys: string[] = [];
-    for (let i = 0; i < pairs; i++) {
-      const name = `idle-${i}`;
-      await createOwnedPair({ name, namespace: NS_IDLE }, kc);
-      keys.push(`${NS_IDLE}/${name}`);
-    }
-    await system.runUntil(
-      () => keys.every((k) => system.sim.reconcilesOf(k).some((r) => r.outcome === 'Built')),
-      { maxVirtualMs: 5 * 60_000, what: 'every idle AG built' },
-    );
-    // Past any follow-up the first builds armed, so the hour starts idle.
-    await system.advance(5 * 60_000);
-    const callsBefore = system.proxy.calls.length;
-    const ingestedBefore = system.knative.broker.ingested.length;
-    const resyncsBefore = system.knative.pings.firesOf('source-watcher-recovery', 'resync').length;
-    await system.advance(60 * 60_000);
-    const hour = system.proxy.calls.slice(callsBefore);
-    const fnTags = ['detect', 'force-drift', 'surface-stalled'];
-    const writes = hour.filter(
-      (c) => fnTags.includes(c.clientTag) && (WRITE_VERBS as readonly string[]).includes(c.verb),
-    );
-    const resyncs =
-      system.knative.pings.firesOf('source-watcher-recovery', 'resync').length - resyncsBefore;
-    const actions = system.knative.broker.ingested
-      .slice(ingestedBefore)
-      .filter((r) => r.event.type.startsWith('io.cozystack.sourcewatcher.')).length;
-    const byFn = Object.fromEntries(
-      fnTags.map((t) => [t, hour.filter((c) => c.clientTag === t).length]),
-    );
-    return valueRow({
-      id: 'P5',
-      metric: `writes in an idle hour on the virtual clock (${pairs} healthy pairs, ${resyncs} resyncs fired by the PingSource emulation)`,
-      value: writes.length,
-      unit: 'writes',
-      target: '0 writes, 0 action events, 12 resyncs',
-      pass: writes.length === 0 && actions === 0 && resyncs === 12,
-      detail: { resyncs, actionEvents: actions, requestsByFunction: byFn, pairs },
-    });
-  } finally {
-    await system.stop();
-    await raw.deleteAllAgs(NS_IDLE).catch(() => undefined);
-    await raw.deleteAllPackageSources().catch(() => undefined);
-    await deleteAlarm(kc).catch(() => undefined);
+  const keys: string[] = [];
+  for (let i = 0; i < pairs; i++) {
+    const name = `idle-${i}`;
+    await createOwnedPair({ name, namespace: NS_IDLE }, kc);
+    keys.push(`${NS_IDLE}/${name}`);
   }
+  await system.runUntil(
+    () => keys.every((k) => system.sim.reconcilesOf(k).some((r) => r.outcome === 'Built')),
+    { maxVirtualMs: 5 * 60_000, what: 'every idle AG built' },
+  );
+  // Past any follow-up the first builds armed, so the hour starts idle.
+  await system.advance(5 * 60_000);
+  const callsBefore = system.proxy.calls.length;
+  const ingestedBefore = system.knative.broker.ingested.length;
+  const resyncsBefore = system.knative.pings.firesOf('source-watcher-recovery', 'resync').length;
+  await system.advance(60 * 60_000);
+  const hour = system.proxy.calls.slice(callsBefore);
+  const fnTags = ['detect', 'force-drift', 'surface-stalled'];
+  const writes = hour.filter(
+    (c) => fnTags.includes(c.clientTag) && (WRITE_VERBS as readonly string[]).includes(c.verb),
+  );
+  const resyncs =
+    system.knative.pings.firesOf('source-watcher-recovery', 'resync').length - resyncsBefore;
+  const actions = system.knative.broker.ingested
+    .slice(ingestedBefore)
+    .filter((r) => r.event.type.startsWith('io.cozystack.sourcewatcher.')).length;
+  const byFn = Object.fromEntries(
+    fnTags.map((t) => [t, hour.filter((c) => c.clientTag === t).length]),
+  );
+  return valueRow({
+    id: 'P5',
+    metric: `writes in an idle hour on the virtual clock (${pairs} healthy pairs, ${resyncs} resyncs fired by the PingSource emulation)`,
+    value: writes.length,
+    unit: 'writes',
+    target: '0 writes, 0 action events, 12 resyncs',
+    pass: writes.length === 0 && actions === 0 && resyncs === 12,
+    detail: { resyncs, actionEvents: actions, requestsByFunction: byFn, pairs },
+  });
 }

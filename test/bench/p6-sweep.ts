@@ -8,14 +8,13 @@
 // realistic 8 KB AG would blow the time budget, and smaller objects make the list cheaper, so
 // detect's own per-AG work weighs more in the ratio (the stricter case).
 
-import { KubeConfig } from '@kubernetes/client-node';
 import { PING } from '../../shared/core/events.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import { cloudEvent, postEvent, startEventSink } from '../support/http-events.js';
 import { closeAll, functionKubeClient, startAsDeployed, urlOf } from '../harness/functions.js';
-import { healthyStatus } from '../support/ag-states.js';
-import { createRawKube, pool } from '../support/raw-kube.js';
+import { createHealthyAgs } from '../support/raw-kube.js';
+import { benchCluster } from './bench-system.js';
 import { median } from './stats.js';
 import { sized } from './smoke.js';
 import { ratioRow, valueRow, type BenchModule } from './types.js';
@@ -49,10 +48,7 @@ export const p6: BenchModule = {
   id: 'P6',
   title: 'sweep of 10,000 AGs',
   async run(ctx) {
-    const server = await ctx.apiServer();
-    const kc = new KubeConfig();
-    kc.loadFromFile(server.kubeconfigPath);
-    const raw = createRawKube(kc);
+    const { kc, raw } = await benchCluster(ctx);
     const AG_COUNT = agCount();
     const RUNS = runs();
 
@@ -60,18 +56,11 @@ export const p6: BenchModule = {
       `  creating ${AG_COUNT.toLocaleString('en-US')} healthy AGs (concurrency ${CONCURRENCY})`,
     );
     const t0 = performance.now();
-    const at = Date.now();
-    await pool(
+    await createHealthyAgs(
+      raw,
+      NAMESPACE,
       Array.from({ length: AG_COUNT }, (_, i) => `ag-${i}`),
       CONCURRENCY,
-      async (name) => {
-        const created = await raw.createAg(NAMESPACE, name, undefined, 'compact');
-        await raw.patchAgStatus(
-          NAMESPACE,
-          name,
-          healthyStatus(at, created.metadata?.generation ?? 1, 'compact'),
-        );
-      },
     );
     const creationSec = (performance.now() - t0) / 1000;
     ctx.log(`  created in ${creationSec.toFixed(1)} s`);

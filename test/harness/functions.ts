@@ -34,6 +34,7 @@ export {
   spawnFunction,
   spawnServer,
   timeToFirstAnswer,
+  withFirstAnswer,
   type Answer,
   type ChildExit,
   type ChildFunction,

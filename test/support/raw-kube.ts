@@ -15,7 +15,7 @@ import {
 } from '../../shared/core/types.js';
 import { createTransport, type HttpRequest, type Send } from '../../shared/kube/transport.js';
 import { loadRealisticAg } from '../bench/events.js';
-import type { AgShape } from './ag-states.js';
+import { healthyStatus, type AgShape } from './ag-states.js';
 
 const MERGE_PATCH = 'application/merge-patch+json';
 
@@ -175,4 +175,27 @@ export async function pool<T>(
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/**
+ * Creates the compact AGs `names` in `namespace`, `concurrency` at a time, each healthy (Ready=True
+ * since `at`) and owned by what `ownerOf` makes for it, if anything.
+ */
+export async function createHealthyAgs(
+  raw: RawKube,
+  namespace: string,
+  names: readonly string[],
+  concurrency: number,
+  ownerOf: (name: string) => Promise<{ name: string; uid: string } | undefined> = () =>
+    Promise.resolve(undefined),
+  at: number = Date.now(),
+): Promise<void> {
+  await pool(names, concurrency, async (name) => {
+    const created = await raw.createAg(namespace, name, await ownerOf(name), 'compact');
+    await raw.patchAgStatus(
+      namespace,
+      name,
+      healthyStatus(at, created.metadata?.generation ?? 1, 'compact'),
+    );
+  });
 }

@@ -256,3 +256,26 @@ export async function timeToFirstAnswer(
     }
   }
 }
+
+/**
+ * Spawns `node script`, waits for its 200 to the first event (`headers`, `body`), runs `then` with
+ * it and the milliseconds from spawn to that answer, and stops it.
+ */
+export async function withFirstAnswer<T>(
+  script: string,
+  env: Record<string, string>,
+  headers: Record<string, string>,
+  body: string,
+  then: (server: ChildFunction, ms: number) => Promise<T>,
+): Promise<T> {
+  const server = await spawnServer(script, env);
+  try {
+    const { ms, answer } = await timeToFirstAnswer(server, headers, body);
+    if (answer.status !== 200) {
+      throw new Error(`first event answered ${answer.status}: ${answer.body}`);
+    }
+    return await then(server, ms);
+  } finally {
+    await server.stop();
+  }
+}
