@@ -4,7 +4,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runNode } from './run-node.js';
+import { runNode } from '../harness/functions.js';
 
 export interface LoadOptions {
   readonly url: string;

@@ -8,7 +8,7 @@
 // API server), against the same baseline.
 
 import { randomBytes } from 'node:crypto';
-import { agUpdateHeaders, loadRealisticAg } from './events.js';
+import { agUpdateHeaders, realisticUpdate } from './events.js';
 import { runLoad, type LoadResult } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
 import { spawnServer, timeToFirstAnswer, postOnce } from '../harness/functions.js';
@@ -94,9 +94,7 @@ async function measure(
 
 async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
   const scripts = await ctx.scripts();
-  const ag = loadRealisticAg();
-  const body = JSON.stringify(ag);
-  const headers = agUpdateHeaders(ag);
+  const { body, headers } = realisticUpdate();
   const noApi = await startNoApiDetect();
   try {
     const detect: Target = { name: 'detect', script: scripts.detect, env: noApi.env };

@@ -4,7 +4,7 @@
 // resync instead, which loads it at once: its row is spawn -> the sweep answered, against the real
 // test API server (resync-wake.ts; issue 21).
 
-import { agUpdateHeaders, loadRealisticAg } from './events.js';
+import { realisticUpdate } from './events.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
 import { withFirstAnswer } from '../harness/functions.js';
 import { median } from './stats.js';
@@ -30,9 +30,7 @@ export const p4: BenchModule = {
   title: 'cold start',
   async run(ctx) {
     const scripts = await ctx.scripts();
-    const ag = loadRealisticAg();
-    const body = JSON.stringify(ag);
-    const headers = agUpdateHeaders(ag);
+    const { body, headers } = realisticUpdate();
     const noApi = await startNoApiDetect();
     const RUNS = runs();
     const detectMs: number[] = [];

@@ -103,18 +103,13 @@ async function requestsPerForce(
     proxy.clearCalls();
     const answer = await postEvent(
       urlOf(fns, 'force-drift'),
-      cloudEvent({
-        type: ACTION_FORCE,
-        source: '/source-watcher-recovery/detect',
-        subject: `${NS_FORCE}/${name}`,
-        data: {
-          namespace: NS_FORCE,
-          name,
-          resourceVersion: stuck.metadata?.resourceVersion ?? '',
-          attempts: 0,
-          decidedAt: new Date().toISOString(),
-        },
-      }),
+      forceEvent(
+        NS_FORCE,
+        name,
+        stuck.metadata?.resourceVersion ?? '',
+        0,
+        new Date().toISOString(),
+      ),
     );
     expectStatus('force', answer);
     if (resultOf(answer) !== 'forced')
@@ -250,6 +245,22 @@ async function inStepPackageSource(
       writes,
       calls: proxy.counters({ clientTag: 'surface-stalled' }),
     },
+  });
+}
+
+/** detect's force action for `namespace/name` at `resourceVersion`, as the Broker delivers it. */
+function forceEvent(
+  namespace: string,
+  name: string,
+  resourceVersion: string,
+  attempts: number,
+  decidedAt: string,
+): ReturnType<typeof cloudEvent> {
+  return cloudEvent({
+    type: ACTION_FORCE,
+    source: '/source-watcher-recovery/detect',
+    subject: `${namespace}/${name}`,
+    data: { namespace, name, resourceVersion, attempts, decidedAt },
   });
 }
 
@@ -435,18 +446,13 @@ async function requestsPerAttempt(
       proxy.clearCalls();
       const answer = await postEvent(
         urlOf(fns, 'force-drift'),
-        cloudEvent({
-          type: ACTION_FORCE,
-          source: '/source-watcher-recovery/detect',
-          subject: `${NS_ATTEMPTS}/${name}`,
-          data: {
-            namespace: NS_ATTEMPTS,
-            name,
-            resourceVersion: before.metadata?.resourceVersion ?? '',
-            attempts: attempt - 1,
-            decidedAt: new Date(clock.now()).toISOString(),
-          },
-        }),
+        forceEvent(
+          NS_ATTEMPTS,
+          name,
+          before.metadata?.resourceVersion ?? '',
+          attempt - 1,
+          new Date(clock.now()).toISOString(),
+        ),
       );
       expectStatus(`force attempt ${attempt}`, answer);
       if (resultOf(answer) !== 'forced') {

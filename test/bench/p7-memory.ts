@@ -3,7 +3,7 @@
 // no-op path never loads @kubernetes/client-node; the resync wake-up does (issue 21), so detect's
 // RSS right after its first sweep is a row too (resync-wake.ts).
 
-import { agUpdateHeaders, loadRealisticAg } from './events.js';
+import { realisticUpdate } from './events.js';
 import { runLoad } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
 import { withFirstAnswer } from '../harness/functions.js';
@@ -50,9 +50,7 @@ export const p7: BenchModule = {
   title: 'memory',
   async run(ctx) {
     const scripts = await ctx.scripts();
-    const ag = loadRealisticAg();
-    const body = JSON.stringify(ag);
-    const headers = agUpdateHeaders(ag);
+    const { body, headers } = realisticUpdate();
     const noApi = await startNoApiDetect();
     const detect: { startKb: number; afterKb: number }[] = [];
     const echo: { startKb: number; afterKb: number }[] = [];

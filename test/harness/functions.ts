@@ -26,8 +26,9 @@ export {
   type StartFunctionsOptions,
 } from './functions/start.js';
 export { commonDeps, SettableClock, testConfig, type CommonDeps } from './functions/test-deps.js';
+export { builtMain, distIsStale, ensureBuilt } from './functions/build.js';
+export { runNode, type NodeRun } from './functions/run-node.js';
 export {
-  builtMain,
   freePort,
   killAllServers,
   postOnce,
@@ -39,5 +40,4 @@ export {
   type ChildExit,
   type ChildFunction,
   type LogLine,
-  type ServerProcess,
 } from './functions/child.js';

@@ -6,19 +6,13 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { REPO_ROOT } from '../../setup/apiserver-process.js';
+import { builtMain } from './build.js';
 
 const TAIL_CHARS = 4000;
 /** USER_HZ: Linux reports process CPU times in 1/100 s on every common architecture. */
 const CLOCK_TICKS_PER_SECOND = 100;
-
-/** The built function's entry point (npm run build). */
-export function builtMain(name: string): string {
-  return join(REPO_ROOT, 'dist', 'functions', name, 'main.js');
-}
 
 /** A port that was free a moment ago (the functions refuse PORT=0). */
 export async function freePort(): Promise<number> {
@@ -65,9 +59,6 @@ export interface ChildFunction {
   /** CPU time used so far (user + system), ms, from /proc (10 ms resolution). */
   cpuMs(): Promise<number>;
 }
-
-/** The benches' name for a child server. */
-export type ServerProcess = ChildFunction;
 
 const running = new Set<ChildProcessByStdio<null, Readable, Readable>>();
 

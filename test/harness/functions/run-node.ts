@@ -1,4 +1,4 @@
-// A node script the bench runs to completion (tsc, autocannon): its exit code and its output.
+// A node script run to completion (tsc, autocannon): its exit code and its output.
 
 import { spawn } from 'node:child_process';
 
