@@ -17,7 +17,6 @@ import {
   type ActionData,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
 import { createKubeClient } from '../../../shared/kube/client.js';
 import {
   agRefOf,
@@ -28,7 +27,7 @@ import {
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { rebuildAg } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock, startFunction } from '../../harness/functions.js';
+import { SettableClock, startFunction } from '../../harness/functions.js';
 import {
   agResourceEvent,
   cloudEvent,
@@ -86,12 +85,11 @@ async function startDetect(
 }
 
 async function startForceDrift(clock: SettableClock): Promise<Started> {
-  const deps = commonDeps({
+  const s = await startFunction({
+    fn: 'force-drift',
     kubeConfig: proxy.kubeConfig('force-drift'),
-    name: 'force-drift',
     clock,
   });
-  const s = await serve(createForceDrift(deps));
   servers.push(s);
   return s;
 }
