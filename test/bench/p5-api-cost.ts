@@ -27,8 +27,8 @@ import {
   urlOf,
   type RunningFunction,
 } from '../harness/functions.js';
-import { healthyStatus, stuckStatus } from '../support/ag-states.js';
-import { createHealthyAgs, type RawKube } from '../support/raw-kube.js';
+import { healthyStatus } from '../support/ag-states.js';
+import { createHealthyAgs, createStuckAg, type RawKube } from '../support/raw-kube.js';
 import { valueRow, type BenchContext, type BenchModule, type BenchRow } from './types.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
 import { backoffFor } from '../../shared/core/backoff.js';
@@ -90,15 +90,12 @@ async function requestsPerForce(
       const ps = await raw.createPackageSource(name);
       owner = { name, uid: ps.metadata?.uid ?? '' };
     }
-    const created = await raw.createAg(NS_FORCE, name, owner);
-    const stuck = await raw.patchAgStatus(
+    const stuck = await createStuckAg(
+      raw,
       NS_FORCE,
       name,
-      stuckStatus(
-        Date.now() - DEFAULT_GRACE_PERIOD_MS - 60_000,
-        created.metadata?.generation ?? 1,
-        'realistic',
-      ),
+      Date.now() - DEFAULT_GRACE_PERIOD_MS - 60_000,
+      owner,
     );
     proxy.clearCalls();
     const answer = await postEvent(
@@ -424,16 +421,7 @@ async function requestsPerAttempt(
   const name = `attempts-${randomUUID().slice(0, 8)}`;
   const rows: BenchRow[] = [];
   try {
-    const created = await raw.createAg(NS_ATTEMPTS, name);
-    await raw.patchAgStatus(
-      NS_ATTEMPTS,
-      name,
-      stuckStatus(
-        clock.now() - DEFAULT_GRACE_PERIOD_MS - 60_000,
-        created.metadata?.generation ?? 1,
-        'realistic',
-      ),
-    );
+    await createStuckAg(raw, NS_ATTEMPTS, name, clock.now() - DEFAULT_GRACE_PERIOD_MS - 60_000);
     const perAttempt: {
       attempt: number;
       protocol: number;

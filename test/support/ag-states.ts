@@ -67,9 +67,8 @@ export function reconciling(at: number, generation = 1): Condition {
  */
 export type AgShape = 'minimal' | 'realistic' | 'compact';
 
-function fixtureOutputs(
-  shape: 'realistic' | 'compact',
-): Omit<ArtifactGeneratorStatus, 'conditions'> {
+function outputsOf(shape: AgShape): Omit<ArtifactGeneratorStatus, 'conditions'> {
+  if (shape === 'minimal') return { inventory: INVENTORY, observedSourcesDigest: DIGEST };
   const fixture = loadRealisticAg();
   const inventory = fixture.status?.inventory ?? [];
   return {
@@ -86,24 +85,13 @@ export function stuckStatus(
   generation = 1,
   shape: AgShape = 'minimal',
 ): ArtifactGeneratorStatus {
-  if (shape !== 'minimal') {
-    return {
-      ...fixtureOutputs(shape),
-      conditions: [
-        {
-          ...ready('Unknown', 'Progressing', since, generation),
-          message: 'Reconciliation in progress',
-        },
-      ],
-    };
-  }
+  const readyNow = ready('Unknown', 'Progressing', since, generation);
   return {
-    inventory: INVENTORY,
-    observedSourcesDigest: DIGEST,
-    conditions: [
-      reconciling(since, generation),
-      ready('Unknown', 'Progressing', since, generation),
-    ],
+    ...outputsOf(shape),
+    conditions:
+      shape === 'minimal'
+        ? [reconciling(since, generation), readyNow]
+        : [{ ...readyNow, message: 'Reconciliation in progress' }],
   };
 }
 
@@ -113,22 +101,12 @@ export function healthyStatus(
   generation = 1,
   shape: AgShape = 'minimal',
 ): ArtifactGeneratorStatus {
-  if (shape !== 'minimal') {
-    const outputs = fixtureOutputs(shape);
-    return {
-      conditions: [
-        {
-          ...ready('True', 'Succeeded', at, generation),
-          message: `reconciliation succeeded, generated ${outputs.inventory?.length ?? 0} artifact(s)`,
-        },
-      ],
-      ...outputs,
-    };
-  }
+  const outputs = outputsOf(shape);
+  const readyNow = ready('True', 'Succeeded', at, generation);
+  const message = `reconciliation succeeded, generated ${outputs.inventory?.length ?? 0} artifact(s)`;
   return {
-    inventory: INVENTORY,
-    observedSourcesDigest: DIGEST,
-    conditions: [ready('True', 'Succeeded', at, generation)],
+    ...outputs,
+    conditions: [shape === 'minimal' ? readyNow : { ...readyNow, message }],
   };
 }
 

@@ -15,7 +15,7 @@ import {
 } from '../../shared/core/types.js';
 import { createTransport, type HttpRequest, type Send } from '../../shared/kube/transport.js';
 import { loadRealisticAg } from '../bench/events.js';
-import { healthyStatus, type AgShape } from './ag-states.js';
+import { healthyStatus, stuckStatus, type AgShape } from './ag-states.js';
 
 const MERGE_PATCH = 'application/merge-patch+json';
 
@@ -198,4 +198,20 @@ export async function createHealthyAgs(
       healthyStatus(at, created.metadata?.generation ?? 1, 'compact'),
     );
   });
+}
+
+/** Creates a realistic AG, optionally owned, stuck (fluxcd/pkg#934) since `since`. */
+export async function createStuckAg(
+  raw: RawKube,
+  namespace: string,
+  name: string,
+  since: number,
+  owner?: { name: string; uid: string },
+): Promise<ArtifactGenerator> {
+  const created = await raw.createAg(namespace, name, owner);
+  return raw.patchAgStatus(
+    namespace,
+    name,
+    stuckStatus(since, created.metadata?.generation ?? 1, 'realistic'),
+  );
 }
