@@ -1,87 +1,14 @@
-// Makes sure what the benchmarks run is what the source says: rebuilds dist/ with
-// `tsc -p tsconfig.build.json` when any source is newer than the built entry points, and compiles
-// the echo baseline to plain JavaScript so that both run the same way (`node FILE`).
+// The baselines the benchmarks run next to the functions: the echo servers compiled to plain
+// JavaScript so that both run the same way (`node FILE`). dist/ itself is built by the functions
+// room (test/harness/functions/build.ts).
 
-import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
+/** The functions the benches run from dist/. */
 export const ENTRY_POINTS = ['detect', 'force-drift', 'surface-stalled'] as const;
-
-export function distEntry(root: string, fn: (typeof ENTRY_POINTS)[number]): string {
-  return join(root, 'dist', 'functions', fn, 'main.js');
-}
-
-async function mtimeOrZero(path: string): Promise<number> {
-  try {
-    return (await stat(path)).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-
-async function newestSource(dir: string): Promise<number> {
-  let newest = 0;
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
-    if (!e.isFile() || !e.name.endsWith('.ts')) continue;
-    newest = Math.max(newest, await mtimeOrZero(join(e.parentPath, e.name)));
-  }
-  return newest;
-}
-
-/** True when dist/ is missing an entry point or older than a source or tsconfig file. */
-export async function distIsStale(root: string): Promise<boolean> {
-  const built = await Promise.all(ENTRY_POINTS.map((fn) => mtimeOrZero(distEntry(root, fn))));
-  const oldestBuilt = Math.min(...built);
-  if (oldestBuilt === 0) return true;
-  const newest = Math.max(
-    await newestSource(join(root, 'functions')),
-    await newestSource(join(root, 'shared')),
-    await mtimeOrZero(join(root, 'tsconfig.json')),
-    await mtimeOrZero(join(root, 'tsconfig.build.json')),
-  );
-  return newest > oldestBuilt;
-}
-
-/** Runs the project's build. Type errors still emit JavaScript; they are reported, not fatal. */
-export async function ensureBuilt(root: string, log: (m: string) => void): Promise<void> {
-  if (!(await distIsStale(root))) {
-    log('dist/ is up to date');
-    return;
-  }
-  log('dist/ is stale: building (tsc -p tsconfig.build.json)');
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', resolve);
-  });
-  const missing: string[] = [];
-  for (const fn of ENTRY_POINTS) {
-    if ((await mtimeOrZero(distEntry(root, fn))) === 0) missing.push(fn);
-  }
-  if (missing.length > 0) {
-    throw new Error(`build did not produce ${missing.join(', ')}:\n${output.slice(-4000)}`);
-  }
-  if (code !== 0) {
-    log(`warning: the build reported errors (exit ${code}); benchmarking the emitted JavaScript`);
-    log(output.slice(-2000));
-  }
-}
 
 /**
  * Compiles test/bench/echo-server.ts to an .mjs file under node_modules/.cache (ignored by git,

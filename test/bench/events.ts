@@ -36,3 +36,9 @@ export function agUpdateHeaders(
     'ce-namespace': ns,
   };
 }
+
+/** The realistic AG's update event: its body and binary-mode headers. */
+export function realisticUpdate(): { body: string; headers: Record<string, string> } {
+  const ag = loadRealisticAg();
+  return { body: JSON.stringify(ag), headers: agUpdateHeaders(ag) };
+}

@@ -1,10 +1,10 @@
 // Load from a SEPARATE process: autocannon's CLI in a child process, so the load generator never
 // shares an event loop with the server under test.
 
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runNode } from '../harness/functions.js';
 
 export interface LoadOptions {
   readonly url: string;
@@ -61,15 +61,7 @@ export async function runLoad(root: string, opts: LoadOptions): Promise<LoadResu
       args.push('--headers', `${k}=${v}`);
     }
     args.push(opts.url);
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('exit', resolve);
-    });
+    const { code, stdout: out, stderr: err } = await runNode(args);
     if (code !== 0) throw new Error(`autocannon exited ${code}: ${err.slice(-2000)}`);
     const json = JSON.parse(out.slice(out.indexOf('{'))) as AutocannonJson;
     const durationSec = json.duration ?? 0;

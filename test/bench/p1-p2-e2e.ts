@@ -15,14 +15,12 @@
 
 import { loadavg } from 'node:os';
 
-import { KubeConfig } from '@kubernetes/client-node';
-import { createSystem, parseRfc3339, type AgProgress, type System } from '../harness/system.js';
-import { deleteAlarm } from '../harness/system/world.js';
-import { createRawKube, pool, type RawKube } from './raw-kube.js';
+import { parseRfc3339, type AgProgress, type System } from '../harness/system.js';
+import { pool, type RawKube } from '../support/raw-kube.js';
+import { withBenchSystem, type SystemRunOptions } from './bench-system.js';
 import { percentile } from './stats.js';
 import { valueRow, type BenchContext, type BenchModule, type BenchRow } from './types.js';
 import { sized } from './smoke.js';
-import type { SystemOptions } from '../harness/system.js';
 
 const p1Ags = (): number => sized(200, 20);
 const p1RealAgs = (): number => sized(100, 10);
@@ -42,32 +40,18 @@ const SEED = 934;
 const MINUTE = 60_000;
 const ATTEMPTS_ANNOTATION = 'cozystack.io/source-watcher-recovery-attempts';
 
-async function withSystem<T>(
+function withSystem<T>(
   ctx: BenchContext,
   namespace: string,
   run: (system: System, raw: RawKube) => Promise<T>,
-  extra: Partial<SystemOptions> = {},
+  extra: Partial<SystemRunOptions> = {},
 ): Promise<T> {
-  const server = await ctx.apiServer();
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  const raw = createRawKube(kc);
-  const system = await createSystem({
-    kubeConfig: kc,
-    serviceAccountTokens: server.serviceAccountTokens,
-    pingSeed: SEED,
-    sourceWatcher: { seed: SEED },
-    ...extra,
-  });
-  try {
-    return await run(system, raw);
-  } finally {
-    await system.stop();
-    // Leave a clean world for the rows that follow (they count writes).
-    await raw.deleteAllAgs(namespace);
-    await raw.deleteAllPackageSources();
-    await deleteAlarm(kc);
-  }
+  return withBenchSystem(
+    ctx,
+    namespace,
+    { pingSeed: SEED, sourceWatcher: { seed: SEED }, ...extra },
+    (system, { raw }) => run(system, raw),
+  );
 }
 
 /**

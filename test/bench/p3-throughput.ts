@@ -8,12 +8,12 @@
 // API server), against the same baseline.
 
 import { randomBytes } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
-import { agUpdateHeaders, loadRealisticAg } from './events.js';
+import { agUpdateHeaders, realisticUpdate } from './events.js';
 import { runLoad, type LoadResult } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
-import { spawnServer, timeToFirstAnswer, postOnce } from './processes.js';
-import { createRawKube, healthyStatus, rfc3339 } from './raw-kube.js';
+import { spawnServer, timeToFirstAnswer, postOnce } from '../harness/functions.js';
+import { healthyStatus } from '../support/ag-states.js';
+import { adminOf } from './bench-system.js';
 import { median } from './stats.js';
 import { smokeMode } from './smoke.js';
 import {
@@ -94,9 +94,7 @@ async function measure(
 
 async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
   const scripts = await ctx.scripts();
-  const ag = loadRealisticAg();
-  const body = JSON.stringify(ag);
-  const headers = agUpdateHeaders(ag);
+  const { body, headers } = realisticUpdate();
   const noApi = await startNoApiDetect();
   try {
     const detect: Target = { name: 'detect', script: scripts.detect, env: noApi.env };
@@ -209,9 +207,7 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
     return unmeasuredRow('P3', metric, 'report', 'TODO: needs API server');
   }
   const scripts = await ctx.scripts();
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  const raw = createRawKube(kc);
+  const { raw } = adminOf(server);
   const namespace = 'bench-p3';
   const name = `bench-p3-${randomBytes(4).toString('hex')}`;
   const ps = await raw.createPackageSource(name);
@@ -219,7 +215,7 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
   await raw.patchAgStatus(
     namespace,
     name,
-    healthyStatus(created.metadata?.generation ?? 1, rfc3339(Date.now())),
+    healthyStatus(Date.now(), created.metadata?.generation ?? 1, 'realistic'),
   );
   const ag = await raw.getAg(namespace, name);
   const body = JSON.stringify(ag);

@@ -4,9 +4,9 @@
 // resync instead, which loads it at once: its row is spawn -> the sweep answered, against the real
 // test API server (resync-wake.ts; issue 21).
 
-import { agUpdateHeaders, loadRealisticAg } from './events.js';
+import { realisticUpdate } from './events.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
-import { spawnServer, timeToFirstAnswer } from './processes.js';
+import { withFirstAnswer } from '../harness/functions.js';
 import { median } from './stats.js';
 import { runtimeImportCosts } from './import-cost.js';
 import { measureResyncWake } from './resync-wake.js';
@@ -16,21 +16,13 @@ import { ratioRow, valueRow, type BenchModule } from './types.js';
 const runs = (): number => sized(21, 3);
 const wakeRuns = (): number => sized(7, 1);
 
-async function coldStartMs(
+function coldStartMs(
   script: string,
   env: Record<string, string>,
   headers: Record<string, string>,
   body: string,
 ): Promise<number> {
-  const server = await spawnServer(script, env);
-  try {
-    const { ms, answer } = await timeToFirstAnswer(server, headers, body);
-    if (answer.status !== 200)
-      throw new Error(`first event answered ${answer.status}: ${answer.body}`);
-    return ms;
-  } finally {
-    await server.stop();
-  }
+  return withFirstAnswer(script, env, headers, body, (_, ms) => Promise.resolve(ms));
 }
 
 export const p4: BenchModule = {
@@ -38,9 +30,7 @@ export const p4: BenchModule = {
   title: 'cold start',
   async run(ctx) {
     const scripts = await ctx.scripts();
-    const ag = loadRealisticAg();
-    const body = JSON.stringify(ag);
-    const headers = agUpdateHeaders(ag);
+    const { body, headers } = realisticUpdate();
     const noApi = await startNoApiDetect();
     const RUNS = runs();
     const detectMs: number[] = [];

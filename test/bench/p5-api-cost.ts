@@ -9,7 +9,7 @@
 
 import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
 import { randomUUID } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { ACTION_FORCE, APISERVER_UPDATE, PING } from '../../shared/core/events.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
@@ -21,25 +21,21 @@ import {
   type Answer,
 } from '../support/http-events.js';
 import {
+  closeAll,
   functionKubeClient,
-  startInProcessFunctions,
-  type InProcessFunctions,
-} from './in-process.js';
-import {
-  createRawKube,
-  healthyStatus,
-  pool,
-  rfc3339,
-  stuckStatus,
-  type RawKube,
-} from './raw-kube.js';
+  startAsDeployed,
+  urlOf,
+  type RunningFunction,
+} from '../harness/functions.js';
+import { healthyStatus } from '../support/ag-states.js';
+import { createHealthyAgs, createStuckAg, type RawKube } from '../support/raw-kube.js';
 import { valueRow, type BenchContext, type BenchModule, type BenchRow } from './types.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
 import { backoffFor } from '../../shared/core/backoff.js';
 import { DEFAULT_RECOVERY_CONFIG } from '../../shared/core/config.js';
 import type { Clock } from '../../shared/runtime/clock.js';
-import { createSystem } from '../harness/system.js';
-import { deleteAlarm } from '../harness/system/world.js';
+import type { System } from '../harness/system.js';
+import { benchCluster, withBenchSystem } from './bench-system.js';
 import { createOwnedPair } from '../support/apiserver.js';
 import { sized } from './smoke.js';
 
@@ -80,7 +76,7 @@ function resultOf(answer: Answer): string {
 
 async function requestsPerForce(
   proxy: KubeProxy,
-  fns: InProcessFunctions,
+  fns: readonly RunningFunction[],
   raw: RawKube,
   owned = false,
 ): Promise<BenchRow[]> {
@@ -94,30 +90,23 @@ async function requestsPerForce(
       const ps = await raw.createPackageSource(name);
       owner = { name, uid: ps.metadata?.uid ?? '' };
     }
-    const created = await raw.createAg(NS_FORCE, name, owner);
-    const stuck = await raw.patchAgStatus(
+    const stuck = await createStuckAg(
+      raw,
       NS_FORCE,
       name,
-      stuckStatus(
-        created.metadata?.generation ?? 1,
-        rfc3339(Date.now() - DEFAULT_GRACE_PERIOD_MS - 60_000),
-      ),
+      Date.now() - DEFAULT_GRACE_PERIOD_MS - 60_000,
+      owner,
     );
     proxy.clearCalls();
     const answer = await postEvent(
-      fns.forceDrift.url,
-      cloudEvent({
-        type: ACTION_FORCE,
-        source: '/source-watcher-recovery/detect',
-        subject: `${NS_FORCE}/${name}`,
-        data: {
-          namespace: NS_FORCE,
-          name,
-          resourceVersion: stuck.metadata?.resourceVersion ?? '',
-          attempts: 0,
-          decidedAt: new Date().toISOString(),
-        },
-      }),
+      urlOf(fns, 'force-drift'),
+      forceEvent(
+        NS_FORCE,
+        name,
+        stuck.metadata?.resourceVersion ?? '',
+        0,
+        new Date().toISOString(),
+      ),
     );
     expectStatus('force', answer);
     if (resultOf(answer) !== 'forced')
@@ -184,11 +173,11 @@ async function requestsPerForce(
 
 async function detectNoOp(
   proxy: KubeProxy,
-  fns: InProcessFunctions,
+  fns: readonly RunningFunction[],
   ag: ArtifactGenerator,
 ): Promise<BenchRow> {
   proxy.clearCalls();
-  const answer = await postEvent(fns.detect.url, agEvent(ag));
+  const answer = await postEvent(urlOf(fns, 'detect'), agEvent(ag));
   expectStatus('detect no-op', answer);
   if (resultOf(answer) !== 'healthy')
     throw new Error(`detect answered ${JSON.stringify(answer.body)}`);
@@ -205,7 +194,7 @@ async function detectNoOp(
 
 async function inStepPackageSource(
   proxy: KubeProxy,
-  fns: InProcessFunctions,
+  fns: readonly RunningFunction[],
   raw: RawKube,
 ): Promise<BenchRow> {
   const name = `bench-p5-instep-${randomUUID().slice(0, 8)}`;
@@ -214,13 +203,13 @@ async function inStepPackageSource(
   await raw.patchAgStatus(
     NS_HEALTHY,
     name,
-    healthyStatus(created.metadata?.generation ?? 1, rfc3339(Date.now())),
+    healthyStatus(Date.now(), created.metadata?.generation ?? 1, 'realistic'),
   );
   const ag = await raw.getAg(NS_HEALTHY, name);
   // Bring it in step, and wait until the API server's cache has caught up.
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const answer = await postEvent(fns.surfaceStalled.url, agEvent(ag));
+    const answer = await postEvent(urlOf(fns, 'surface-stalled'), agEvent(ag));
     expectStatus('surface-stalled', answer);
     if (resultOf(answer) === 'in-step') break;
     if (Date.now() > deadline) throw new Error(`never in step: ${JSON.stringify(answer.body)}`);
@@ -228,7 +217,7 @@ async function inStepPackageSource(
   }
   const rvBefore = (await raw.getPackageSource(name)).metadata?.resourceVersion;
   proxy.clearCalls();
-  const answer = await postEvent(fns.surfaceStalled.url, agEvent(ag));
+  const answer = await postEvent(urlOf(fns, 'surface-stalled'), agEvent(ag));
   expectStatus('surface-stalled', answer);
   const calls = proxy.callsMatching({ clientTag: 'surface-stalled' });
   const reads = calls.filter((c) => c.verb === 'get' || c.verb === 'list');
@@ -256,6 +245,22 @@ async function inStepPackageSource(
   });
 }
 
+/** detect's force action for `namespace/name` at `resourceVersion`, as the Broker delivers it. */
+function forceEvent(
+  namespace: string,
+  name: string,
+  resourceVersion: string,
+  attempts: number,
+  decidedAt: string,
+): ReturnType<typeof cloudEvent> {
+  return cloudEvent({
+    type: ACTION_FORCE,
+    source: '/source-watcher-recovery/detect',
+    subject: `${namespace}/${name}`,
+    data: { namespace, name, resourceVersion, attempts, decidedAt },
+  });
+}
+
 async function countAgs(raw: KubeConfig): Promise<number> {
   const kube = functionKubeClient('detect', raw);
   let n = 0;
@@ -273,51 +278,45 @@ async function countAgs(raw: KubeConfig): Promise<number> {
 
 async function sweepAndIdle(
   proxy: KubeProxy,
-  fns: InProcessFunctions,
+  fns: readonly RunningFunction[],
   raw: RawKube,
   kc: KubeConfig,
   sinkEvents: () => number,
 ): Promise<BenchRow[]> {
   // Healthy AGs: most without an owner, some owned by an in-step PackageSource.
   const names = Array.from({ length: healthyAgs() }, (_, i) => `healthy-${i}`);
-  const now = rfc3339(Date.now());
-  await pool(names, 32, async (name) => {
+  await createHealthyAgs(raw, NS_HEALTHY, names, 32, async (name) => {
     const i = Number(name.slice('healthy-'.length));
-    let owner: { name: string; uid: string } | undefined;
-    if (i < OWNED_AGS) {
-      const psName = `bench-p5-owner-${i}`;
-      const ps = await raw.createPackageSource(psName);
-      owner = { name: psName, uid: ps.metadata?.uid ?? '' };
-    }
-    const created = await raw.createAg(NS_HEALTHY, name, owner, 'compact');
-    await raw.patchAgStatus(
-      NS_HEALTHY,
-      name,
-      healthyStatus(created.metadata?.generation ?? 1, now, 'compact'),
-    );
+    if (i >= OWNED_AGS) return undefined;
+    const psName = `bench-p5-owner-${i}`;
+    const ps = await raw.createPackageSource(psName);
+    return { name: psName, uid: ps.metadata?.uid ?? '' };
   });
   const total = await countAgs(kc);
   const expectedLists = Math.ceil(total / SWEEP_PAGE_SIZE);
 
   // One sweep of detect, and one resync of surface-stalled to bring every PackageSource in step.
   proxy.clearCalls();
-  expectStatus('detect sweep', await postEvent(fns.detect.url, pingEvent()));
+  expectStatus('detect sweep', await postEvent(urlOf(fns, 'detect'), pingEvent()));
   const sweepLists = proxy.count({
     clientTag: 'detect',
     verb: 'list',
     resource: 'artifactgenerators',
   });
   const sweepCalls = proxy.counters({ clientTag: 'detect' });
-  expectStatus('surface-stalled resync', await postEvent(fns.surfaceStalled.url, pingEvent()));
+  expectStatus(
+    'surface-stalled resync',
+    await postEvent(urlOf(fns, 'surface-stalled'), pingEvent()),
+  );
 
   // The idle hour: 12 resync pings each, nothing to do.
   const emitsBefore = sinkEvents();
   proxy.clearCalls();
   for (let i = 0; i < IDLE_PINGS; i++) {
-    expectStatus('idle detect sweep', await postEvent(fns.detect.url, pingEvent()));
+    expectStatus('idle detect sweep', await postEvent(urlOf(fns, 'detect'), pingEvent()));
     expectStatus(
       'idle surface-stalled resync',
-      await postEvent(fns.surfaceStalled.url, pingEvent()),
+      await postEvent(urlOf(fns, 'surface-stalled'), pingEvent()),
     );
   }
   const writes = proxy.count({ verb: [...WRITE_VERBS] });
@@ -354,13 +353,10 @@ export const p5: BenchModule = {
   id: 'P5',
   title: 'API cost',
   async run(ctx) {
-    const server = await ctx.apiServer();
-    const kc = new KubeConfig();
-    kc.loadFromFile(server.kubeconfigPath);
-    const raw = createRawKube(kc);
+    const { kc, raw } = await benchCluster(ctx);
     const proxy = await startKubeProxy(kc);
     const sink = await startEventSink();
-    const fns = await startInProcessFunctions(
+    const fns = await startAsDeployed(
       (fn) => functionKubeClient(fn, proxy.kubeConfig(fn)),
       sink.url,
     );
@@ -372,7 +368,7 @@ export const p5: BenchModule = {
       await raw.patchAgStatus(
         NS_HEALTHY,
         'noop',
-        healthyStatus(healthy.metadata?.generation ?? 1, rfc3339(Date.now())),
+        healthyStatus(Date.now(), healthy.metadata?.generation ?? 1, 'realistic'),
       );
       rows.push(await detectNoOp(proxy, fns, await raw.getAg(NS_HEALTHY, 'noop')));
       rows.push(await inStepPackageSource(proxy, fns, raw));
@@ -381,7 +377,7 @@ export const p5: BenchModule = {
       ctx.log('  one AG forced 5 times');
       rows.push(...(await requestsPerAttempt(proxy, raw, sink.url)));
     } finally {
-      await fns.close();
+      await closeAll(fns);
       await sink.close();
       await proxy.stop();
       await raw.deleteAllAgs(NS_HEALTHY).catch(() => undefined);
@@ -417,7 +413,7 @@ async function requestsPerAttempt(
 ): Promise<BenchRow[]> {
   const cfg = DEFAULT_RECOVERY_CONFIG;
   const clock = manualClock(Date.now());
-  const fns = await startInProcessFunctions(
+  const fns = await startAsDeployed(
     (fn) => functionKubeClient(fn, proxy.kubeConfig(fn)),
     sinkUrl,
     clock,
@@ -425,15 +421,7 @@ async function requestsPerAttempt(
   const name = `attempts-${randomUUID().slice(0, 8)}`;
   const rows: BenchRow[] = [];
   try {
-    const created = await raw.createAg(NS_ATTEMPTS, name);
-    await raw.patchAgStatus(
-      NS_ATTEMPTS,
-      name,
-      stuckStatus(
-        created.metadata?.generation ?? 1,
-        rfc3339(clock.now() - DEFAULT_GRACE_PERIOD_MS - 60_000),
-      ),
-    );
+    await createStuckAg(raw, NS_ATTEMPTS, name, clock.now() - DEFAULT_GRACE_PERIOD_MS - 60_000);
     const perAttempt: {
       attempt: number;
       protocol: number;
@@ -445,19 +433,14 @@ async function requestsPerAttempt(
       const before = await raw.getAg(NS_ATTEMPTS, name);
       proxy.clearCalls();
       const answer = await postEvent(
-        fns.forceDrift.url,
-        cloudEvent({
-          type: ACTION_FORCE,
-          source: '/source-watcher-recovery/detect',
-          subject: `${NS_ATTEMPTS}/${name}`,
-          data: {
-            namespace: NS_ATTEMPTS,
-            name,
-            resourceVersion: before.metadata?.resourceVersion ?? '',
-            attempts: attempt - 1,
-            decidedAt: new Date(clock.now()).toISOString(),
-          },
-        }),
+        urlOf(fns, 'force-drift'),
+        forceEvent(
+          NS_ATTEMPTS,
+          name,
+          before.metadata?.resourceVersion ?? '',
+          attempt - 1,
+          new Date(clock.now()).toISOString(),
+        ),
       );
       expectStatus(`force attempt ${attempt}`, answer);
       if (resultOf(answer) !== 'forced') {
@@ -503,7 +486,7 @@ async function requestsPerAttempt(
     );
     return rows;
   } finally {
-    await fns.close();
+    await closeAll(fns);
     await raw.deleteAllAgs(NS_ATTEMPTS).catch(() => undefined);
   }
 }
@@ -513,61 +496,54 @@ async function requestsPerAttempt(
  * virtual minutes in which the PingSource emulation fires the resync every 5 minutes (with its
  * jitter). Every write by the functions, every emit, and the resyncs fired are counted.
  */
-async function idleHourVirtual(ctx: BenchContext): Promise<BenchRow> {
-  const server = await ctx.apiServer();
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  const raw = createRawKube(kc);
-  const system = await createSystem({
-    kubeConfig: kc,
-    serviceAccountTokens: server.serviceAccountTokens,
-    pingSeed: 5,
-    sourceWatcher: { seed: 5 },
-  });
+function idleHourVirtual(ctx: BenchContext): Promise<BenchRow> {
+  return withBenchSystem(
+    ctx,
+    NS_IDLE,
+    { pingSeed: 5, sourceWatcher: { seed: 5 } },
+    (system, { kc }) => idleHour(system, kc),
+    'tolerant',
+  );
+}
+
+async function idleHour(system: System, kc: KubeConfig): Promise<BenchRow> {
   const pairs = idleHourPairs();
-  try {
-    const keys: string[] = [];
-    for (let i = 0; i < pairs; i++) {
-      const name = `idle-${i}`;
-      await createOwnedPair({ name, namespace: NS_IDLE }, kc);
-      keys.push(`${NS_IDLE}/${name}`);
-    }
-    await system.runUntil(
-      () => keys.every((k) => system.sim.reconcilesOf(k).some((r) => r.outcome === 'Built')),
-      { maxVirtualMs: 5 * 60_000, what: 'every idle AG built' },
-    );
-    // Past any follow-up the first builds armed, so the hour starts idle.
-    await system.advance(5 * 60_000);
-    const callsBefore = system.proxy.calls.length;
-    const ingestedBefore = system.knative.broker.ingested.length;
-    const resyncsBefore = system.knative.pings.firesOf('source-watcher-recovery', 'resync').length;
-    await system.advance(60 * 60_000);
-    const hour = system.proxy.calls.slice(callsBefore);
-    const fnTags = ['detect', 'force-drift', 'surface-stalled'];
-    const writes = hour.filter(
-      (c) => fnTags.includes(c.clientTag) && (WRITE_VERBS as readonly string[]).includes(c.verb),
-    );
-    const resyncs =
-      system.knative.pings.firesOf('source-watcher-recovery', 'resync').length - resyncsBefore;
-    const actions = system.knative.broker.ingested
-      .slice(ingestedBefore)
-      .filter((r) => r.event.type.startsWith('io.cozystack.sourcewatcher.')).length;
-    const byFn = Object.fromEntries(
-      fnTags.map((t) => [t, hour.filter((c) => c.clientTag === t).length]),
-    );
-    return valueRow({
-      id: 'P5',
-      metric: `writes in an idle hour on the virtual clock (${pairs} healthy pairs, ${resyncs} resyncs fired by the PingSource emulation)`,
-      value: writes.length,
-      unit: 'writes',
-      target: '0 writes, 0 action events, 12 resyncs',
-      pass: writes.length === 0 && actions === 0 && resyncs === 12,
-      detail: { resyncs, actionEvents: actions, requestsByFunction: byFn, pairs },
-    });
-  } finally {
-    await system.stop();
-    await raw.deleteAllAgs(NS_IDLE).catch(() => undefined);
-    await raw.deleteAllPackageSources().catch(() => undefined);
-    await deleteAlarm(kc).catch(() => undefined);
+  const keys: string[] = [];
+  for (let i = 0; i < pairs; i++) {
+    const name = `idle-${i}`;
+    await createOwnedPair({ name, namespace: NS_IDLE }, kc);
+    keys.push(`${NS_IDLE}/${name}`);
   }
+  await system.runUntil(
+    () => keys.every((k) => system.sim.reconcilesOf(k).some((r) => r.outcome === 'Built')),
+    { maxVirtualMs: 5 * 60_000, what: 'every idle AG built' },
+  );
+  // Past any follow-up the first builds armed, so the hour starts idle.
+  await system.advance(5 * 60_000);
+  const callsBefore = system.proxy.calls.length;
+  const ingestedBefore = system.knative.broker.ingested.length;
+  const resyncsBefore = system.knative.pings.firesOf('source-watcher-recovery', 'resync').length;
+  await system.advance(60 * 60_000);
+  const hour = system.proxy.calls.slice(callsBefore);
+  const fnTags = ['detect', 'force-drift', 'surface-stalled'];
+  const writes = hour.filter(
+    (c) => fnTags.includes(c.clientTag) && (WRITE_VERBS as readonly string[]).includes(c.verb),
+  );
+  const resyncs =
+    system.knative.pings.firesOf('source-watcher-recovery', 'resync').length - resyncsBefore;
+  const actions = system.knative.broker.ingested
+    .slice(ingestedBefore)
+    .filter((r) => r.event.type.startsWith('io.cozystack.sourcewatcher.')).length;
+  const byFn = Object.fromEntries(
+    fnTags.map((t) => [t, hour.filter((c) => c.clientTag === t).length]),
+  );
+  return valueRow({
+    id: 'P5',
+    metric: `writes in an idle hour on the virtual clock (${pairs} healthy pairs, ${resyncs} resyncs fired by the PingSource emulation)`,
+    value: writes.length,
+    unit: 'writes',
+    target: '0 writes, 0 action events, 12 resyncs',
+    pass: writes.length === 0 && actions === 0 && resyncs === 12,
+    detail: { resyncs, actionEvents: actions, requestsByFunction: byFn, pairs },
+  });
 }

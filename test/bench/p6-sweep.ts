@@ -8,13 +8,13 @@
 // realistic 8 KB AG would blow the time budget, and smaller objects make the list cheaper, so
 // detect's own per-AG work weighs more in the ratio (the stricter case).
 
-import { KubeConfig } from '@kubernetes/client-node';
 import { PING } from '../../shared/core/events.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import { cloudEvent, postEvent, startEventSink } from '../support/http-events.js';
-import { functionKubeClient, startInProcessFunctions } from './in-process.js';
-import { createRawKube, healthyStatus, pool, rfc3339 } from './raw-kube.js';
+import { closeAll, functionKubeClient, startAsDeployed, urlOf } from '../harness/functions.js';
+import { createHealthyAgs } from '../support/raw-kube.js';
+import { benchCluster } from './bench-system.js';
 import { median } from './stats.js';
 import { sized } from './smoke.js';
 import { ratioRow, valueRow, type BenchModule } from './types.js';
@@ -48,10 +48,7 @@ export const p6: BenchModule = {
   id: 'P6',
   title: 'sweep of 10,000 AGs',
   async run(ctx) {
-    const server = await ctx.apiServer();
-    const kc = new KubeConfig();
-    kc.loadFromFile(server.kubeconfigPath);
-    const raw = createRawKube(kc);
+    const { kc, raw } = await benchCluster(ctx);
     const AG_COUNT = agCount();
     const RUNS = runs();
 
@@ -59,18 +56,11 @@ export const p6: BenchModule = {
       `  creating ${AG_COUNT.toLocaleString('en-US')} healthy AGs (concurrency ${CONCURRENCY})`,
     );
     const t0 = performance.now();
-    const at = rfc3339(Date.now());
-    await pool(
+    await createHealthyAgs(
+      raw,
+      NAMESPACE,
       Array.from({ length: AG_COUNT }, (_, i) => `ag-${i}`),
       CONCURRENCY,
-      async (name) => {
-        const created = await raw.createAg(NAMESPACE, name, undefined, 'compact');
-        await raw.patchAgStatus(
-          NAMESPACE,
-          name,
-          healthyStatus(created.metadata?.generation ?? 1, at, 'compact'),
-        );
-      },
     );
     const creationSec = (performance.now() - t0) / 1000;
     ctx.log(`  created in ${creationSec.toFixed(1)} s`);
@@ -86,7 +76,7 @@ export const p6: BenchModule = {
     let sweepPages: number;
     let listPages: number;
     const sink = await startEventSink();
-    const fns = await startInProcessFunctions(() => kube, sink.url);
+    const fns = await startAsDeployed(() => kube, sink.url);
     const sweepMs: number[] = [];
     const listMs: number[] = [];
     let listed = 0;
@@ -94,7 +84,7 @@ export const p6: BenchModule = {
       const sweep = async (): Promise<void> => {
         const start = performance.now();
         const answer = await postEvent(
-          fns.detect.url,
+          urlOf(fns, 'detect'),
           cloudEvent({
             type: PING,
             source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
@@ -132,7 +122,7 @@ export const p6: BenchModule = {
       if (sink.events.length !== 0)
         throw new Error(`the sweep of healthy AGs emitted ${sink.events.length} events`);
     } finally {
-      await fns.close();
+      await closeAll(fns);
       await sink.close();
       // The rows that follow (P8's fleet lists the world at every settle, and its detect sweeps
       // every AG) must not carry these 10,000 AGs.

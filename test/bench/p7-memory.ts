@@ -3,10 +3,10 @@
 // no-op path never loads @kubernetes/client-node; the resync wake-up does (issue 21), so detect's
 // RSS right after its first sweep is a row too (resync-wake.ts).
 
-import { agUpdateHeaders, loadRealisticAg } from './events.js';
+import { realisticUpdate } from './events.js';
 import { runLoad } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
-import { spawnServer, timeToFirstAnswer } from './processes.js';
+import { withFirstAnswer } from '../harness/functions.js';
 import { mean } from './stats.js';
 import { runtimeImportCosts } from './import-cost.js';
 import { measureResyncWake } from './resync-wake.js';
@@ -18,18 +18,15 @@ const events = (): number => sized(EVENTS_FULL, 1_000);
 const ROUNDS = 2;
 const SETTLE_MS = 1000;
 
-async function rssAfterLoad(
+function rssAfterLoad(
   ctx: BenchContext,
   script: string,
   env: Record<string, string>,
   headers: Record<string, string>,
   body: string,
 ): Promise<{ startKb: number; afterKb: number }> {
-  const server = await spawnServer(script, env);
   const EVENTS = events();
-  try {
-    const { answer } = await timeToFirstAnswer(server, headers, body);
-    if (answer.status !== 200) throw new Error(`first event answered ${answer.status}`);
+  return withFirstAnswer(script, env, headers, body, async (server) => {
     const startKb = await server.rssKb();
     const load = await runLoad(ctx.root, {
       url: server.url,
@@ -45,9 +42,7 @@ async function rssAfterLoad(
     }
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     return { startKb, afterKb: await server.rssKb() };
-  } finally {
-    await server.stop();
-  }
+  });
 }
 
 export const p7: BenchModule = {
@@ -55,9 +50,7 @@ export const p7: BenchModule = {
   title: 'memory',
   async run(ctx) {
     const scripts = await ctx.scripts();
-    const ag = loadRealisticAg();
-    const body = JSON.stringify(ag);
-    const headers = agUpdateHeaders(ag);
+    const { body, headers } = realisticUpdate();
     const noApi = await startNoApiDetect();
     const detect: { startKb: number; afterKb: number }[] = [];
     const echo: { startKb: number; afterKb: number }[] = [];

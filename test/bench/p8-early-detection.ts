@@ -8,11 +8,9 @@
 // costs, stall -> first force (a logic check: the virtual clock stands still while HTTP and API
 // calls run), and the API requests the signal costs (detect's history reads).
 
-import { KubeConfig } from '@kubernetes/client-node';
 import { runFleet } from '../harness/fleet.js';
-import { createSystem, type BrokerTuning } from '../harness/system.js';
-import { deleteAlarm } from '../harness/system/world.js';
-import { createRawKube } from './raw-kube.js';
+import type { BrokerTuning } from '../harness/system.js';
+import { withBenchSystem } from './bench-system.js';
 import { percentile } from './stats.js';
 import { smokeMode } from './smoke.js';
 import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
@@ -97,132 +95,125 @@ export const p8: BenchModule = {
 };
 
 async function runVariant(ctx: BenchContext, v: Variant, fleet: Fleet): Promise<BenchRow[]> {
-  const server = await ctx.apiServer();
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  const raw = createRawKube(kc);
-  const system = await createSystem({
-    kubeConfig: kc,
-    serviceAccountTokens: server.serviceAccountTokens,
-    replicas: v.replicas,
-    ...(v.broker !== undefined ? { broker: v.broker } : {}),
-    pingSeed: 8,
-    // At this size one settle can take long on a loaded machine (every settle lists the world).
-    settleTimeoutMs: 600_000,
-    sourceWatcher: { seed: 8, concurrency: v.concurrency },
-  });
-  try {
-    ctx.log(`  ${v.label}`);
-    const r = await runFleet(system, {
-      ...fleet,
-      prefix: `p8c${v.concurrency}r${v.replicas}`,
-      log: ctx.log,
-      maxHonestBuildMs: MAX_HONEST_BUILD_MS,
-      maxStallBuildMs: MAX_STALL_BUILD_MS,
-      // Each stall role spread over 0.2-60 s (half of them longer than the 30 s backoff).
-      stallBuildTimeSteps: Math.max(2, fleet.firstBuildStalls),
-      // 4 workers take a round's builds one after another: far longer than 6 virtual minutes.
-      maxVirtualMsPerPhase: 45 * 60_000,
-    });
-    const stalls = fleet.firstBuildStalls + fleet.rebuildStalls;
-    const stallReads = r.historyReads - r.honestHistoryReads;
-    const sinceStallS = r.stallToForceMs.map((ms) => ms / 1000);
-    const misses = sinceStallS.filter((s) => !(s <= SIGNAL_TARGET_S)).length;
-    const grace = DEFAULT_GRACE_PERIOD_MS;
-    const honestMembers = r.members.filter((m) => m.role === 'honest');
-    const underGrace = honestMembers.filter((m) => m.buildTimeMs < grace);
-    const overGrace = honestMembers.filter((m) => m.buildTimeMs >= grace);
-    const forcesOf = (ms: readonly { name: string; key: string }[]): number =>
-      ms.reduce((n, m) => n + system.progress.of(m.key).forces.length, 0);
-    const awaitingUnderGrace = underGrace.filter((m) =>
-      system.progress
-        .packageSourceVersions(m.name)
-        .some((x) => x.reason === 'AwaitingSourceWatcherRecovery'),
-    ).length;
-    const reForces = r.stallReForces.reduce((n, x) => n + x.forces, 0);
-    const detail = {
+  return withBenchSystem(
+    ctx,
+    NAMESPACE,
+    {
       replicas: v.replicas,
-      sourceWatcherWorkers: v.concurrency,
-      honestAgs: fleet.honest,
-      honestRebuilds: r.honestRebuilds,
-      buildTimeRangeS: r.honestBuildTimeRangeMs.map((ms) => ms / 1000),
-      stallBuildMaxS: MAX_STALL_BUILD_MS / 1000,
-      stalls,
-      misses,
-      awaitingOnHonest: r.awaitingOnHonest,
-      awaitingUnderGrace,
-      honestForces: r.honestForces,
-      stallReForces: r.stallReForces,
-      historyReads: r.historyReads,
-      agEvents: r.agEvents,
-      builds: r.builds,
-      wallSeconds: Math.round(r.wallMs / 1000),
-      clock: 'virtual (stands still while HTTP deliveries and API calls run)',
-    };
-    ctx.log(
-      `  ${r.honestRebuilds} honest rebuilds, ${forcesOf(underGrace)} forces under the grace, ${forcesOf(overGrace)} over it, ${reForces} stall re-forces, ${misses} misses, ${r.historyReads} history reads`,
-    );
-    const under = forcesOf(underGrace);
-    return [
-      valueRow({
-        id: 'P8',
-        metric: `${v.label}: logic check, virtual clock: stall -> first force with the signal, ${stalls} stalls: p99`,
-        value: percentile(sinceStallS, 99),
-        unit: 's',
-        target: `p99 <= ${SIGNAL_TARGET_S} s, 0 misses (virtual time: timers only)`,
-        pass: percentile(sinceStallS, 99) <= SIGNAL_TARGET_S && misses === 0,
-        detail,
-      }),
-      valueRow({
-        id: 'P8',
-        metric: `${v.label}: forces of honest rebuilds shorter than the grace (${underGrace.length} AGs, builds 0.2-${Math.round(Math.max(...underGrace.map((m) => m.buildTimeMs)) / 1000)} s)`,
-        value: under,
-        unit: 'forces',
-        target: '0 (and no Awaiting on their PackageSources)',
-        pass: under === 0 && awaitingUnderGrace === 0,
-        detail,
-      }),
-      valueRow({
-        id: 'P8',
-        metric: `${v.label}: forces of honest rebuilds longer than the grace (${overGrace.length} AGs, up to ${MAX_HONEST_BUILD_MS / 1000} s): the time rule's known cost`,
-        value: forcesOf(overGrace),
-        unit: 'forces',
-        target: 'report',
-        pass: null,
-        detail,
-      }),
-      valueRow({
-        id: 'P8',
-        metric: `${v.label}: re-forces of forced rebuilds still running when the backoff ends (stall builds up to ${MAX_STALL_BUILD_MS / 1000} s): known cost, ADR 14`,
-        value: reForces,
-        unit: 'forces',
-        target: 'report',
-        pass: null,
-        detail,
-      }),
-      valueRow({
-        id: 'P8',
-        metric: `${v.label}: API requests the signal costs per honest rebuild`,
-        value: r.honestHistoryReads / Math.max(1, r.honestRebuilds),
-        unit: 'req',
-        target: 'report (1 read per delivery of the in-progress version)',
-        pass: null,
-        detail,
-      }),
-      valueRow({
-        id: 'P8',
-        metric: `${v.label}: API requests the signal costs per stall (all builds of the AG)`,
-        value: stallReads / Math.max(1, stalls),
-        unit: 'req',
-        target: 'report',
-        pass: null,
-        detail,
-      }),
-    ];
-  } finally {
-    await system.stop();
-    await raw.deleteAllAgs(NAMESPACE);
-    await raw.deleteAllPackageSources();
-    await deleteAlarm(kc);
-  }
+      ...(v.broker !== undefined ? { broker: v.broker } : {}),
+      pingSeed: 8,
+      // At this size one settle can take long on a loaded machine (every settle lists the world).
+      settleTimeoutMs: 600_000,
+      sourceWatcher: { seed: 8, concurrency: v.concurrency },
+    },
+    async (system) => {
+      ctx.log(`  ${v.label}`);
+      const r = await runFleet(system, {
+        ...fleet,
+        prefix: `p8c${v.concurrency}r${v.replicas}`,
+        log: ctx.log,
+        maxHonestBuildMs: MAX_HONEST_BUILD_MS,
+        maxStallBuildMs: MAX_STALL_BUILD_MS,
+        // Each stall role spread over 0.2-60 s (half of them longer than the 30 s backoff).
+        stallBuildTimeSteps: Math.max(2, fleet.firstBuildStalls),
+        // 4 workers take a round's builds one after another: far longer than 6 virtual minutes.
+        maxVirtualMsPerPhase: 45 * 60_000,
+      });
+      const stalls = fleet.firstBuildStalls + fleet.rebuildStalls;
+      const stallReads = r.historyReads - r.honestHistoryReads;
+      const sinceStallS = r.stallToForceMs.map((ms) => ms / 1000);
+      const misses = sinceStallS.filter((s) => !(s <= SIGNAL_TARGET_S)).length;
+      const grace = DEFAULT_GRACE_PERIOD_MS;
+      const honestMembers = r.members.filter((m) => m.role === 'honest');
+      const underGrace = honestMembers.filter((m) => m.buildTimeMs < grace);
+      const overGrace = honestMembers.filter((m) => m.buildTimeMs >= grace);
+      const forcesOf = (ms: readonly { name: string; key: string }[]): number =>
+        ms.reduce((n, m) => n + system.progress.of(m.key).forces.length, 0);
+      const awaitingUnderGrace = underGrace.filter((m) =>
+        system.progress
+          .packageSourceVersions(m.name)
+          .some((x) => x.reason === 'AwaitingSourceWatcherRecovery'),
+      ).length;
+      const reForces = r.stallReForces.reduce((n, x) => n + x.forces, 0);
+      const detail = {
+        replicas: v.replicas,
+        sourceWatcherWorkers: v.concurrency,
+        honestAgs: fleet.honest,
+        honestRebuilds: r.honestRebuilds,
+        buildTimeRangeS: r.honestBuildTimeRangeMs.map((ms) => ms / 1000),
+        stallBuildMaxS: MAX_STALL_BUILD_MS / 1000,
+        stalls,
+        misses,
+        awaitingOnHonest: r.awaitingOnHonest,
+        awaitingUnderGrace,
+        honestForces: r.honestForces,
+        stallReForces: r.stallReForces,
+        historyReads: r.historyReads,
+        agEvents: r.agEvents,
+        builds: r.builds,
+        wallSeconds: Math.round(r.wallMs / 1000),
+        clock: 'virtual (stands still while HTTP deliveries and API calls run)',
+      };
+      ctx.log(
+        `  ${r.honestRebuilds} honest rebuilds, ${forcesOf(underGrace)} forces under the grace, ${forcesOf(overGrace)} over it, ${reForces} stall re-forces, ${misses} misses, ${r.historyReads} history reads`,
+      );
+      const under = forcesOf(underGrace);
+      return [
+        valueRow({
+          id: 'P8',
+          metric: `${v.label}: logic check, virtual clock: stall -> first force with the signal, ${stalls} stalls: p99`,
+          value: percentile(sinceStallS, 99),
+          unit: 's',
+          target: `p99 <= ${SIGNAL_TARGET_S} s, 0 misses (virtual time: timers only)`,
+          pass: percentile(sinceStallS, 99) <= SIGNAL_TARGET_S && misses === 0,
+          detail,
+        }),
+        valueRow({
+          id: 'P8',
+          metric: `${v.label}: forces of honest rebuilds shorter than the grace (${underGrace.length} AGs, builds 0.2-${Math.round(Math.max(...underGrace.map((m) => m.buildTimeMs)) / 1000)} s)`,
+          value: under,
+          unit: 'forces',
+          target: '0 (and no Awaiting on their PackageSources)',
+          pass: under === 0 && awaitingUnderGrace === 0,
+          detail,
+        }),
+        valueRow({
+          id: 'P8',
+          metric: `${v.label}: forces of honest rebuilds longer than the grace (${overGrace.length} AGs, up to ${MAX_HONEST_BUILD_MS / 1000} s): the time rule's known cost`,
+          value: forcesOf(overGrace),
+          unit: 'forces',
+          target: 'report',
+          pass: null,
+          detail,
+        }),
+        valueRow({
+          id: 'P8',
+          metric: `${v.label}: re-forces of forced rebuilds still running when the backoff ends (stall builds up to ${MAX_STALL_BUILD_MS / 1000} s): known cost, ADR 14`,
+          value: reForces,
+          unit: 'forces',
+          target: 'report',
+          pass: null,
+          detail,
+        }),
+        valueRow({
+          id: 'P8',
+          metric: `${v.label}: API requests the signal costs per honest rebuild`,
+          value: r.honestHistoryReads / Math.max(1, r.honestRebuilds),
+          unit: 'req',
+          target: 'report (1 read per delivery of the in-progress version)',
+          pass: null,
+          detail,
+        }),
+        valueRow({
+          id: 'P8',
+          metric: `${v.label}: API requests the signal costs per stall (all builds of the AG)`,
+          value: stallReads / Math.max(1, stalls),
+          unit: 'req',
+          target: 'report',
+          pass: null,
+          detail,
+        }),
+      ];
+    },
+  );
 }

@@ -11,7 +11,6 @@
 // P9_SIZE=standard runs the e2e scenario's size (30 pairs, 8 losing); P9_CONCURRENCY=4 or 20
 // runs one variant.
 
-import { KubeConfig } from '@kubernetes/client-node';
 import {
   medianOrNull,
   percentileOrNull,
@@ -19,14 +18,12 @@ import {
   type StormFleetOptions,
   type StormRunResult,
 } from '../harness/storm-fleet.js';
-import { createSystem } from '../harness/system.js';
-import { deleteAlarm } from '../harness/system/world.js';
 import {
   STORM_DURATION_MS,
   STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS,
   STORM_VIRTUAL_CLOCK_ENV,
 } from '../support/storm.js';
-import { createRawKube } from './raw-kube.js';
+import { withBenchSystem } from './bench-system.js';
 import { smokeMode } from './smoke.js';
 import {
   ratioRow,
@@ -94,38 +91,31 @@ async function runOnce(
   concurrency: number,
   storm: boolean,
 ): Promise<StormRunResult & { stormCounts?: Record<string, number> }> {
-  const server = await ctx.apiServer();
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  const raw = createRawKube(kc);
-  const system = await createSystem({
-    kubeConfig: kc,
-    serviceAccountTokens: server.serviceAccountTokens,
-    broker: { retryOn: 'clock', defaultTimeoutMs: STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS },
-    env: STORM_VIRTUAL_CLOCK_ENV,
-    pingSeed: 9,
-    settleTimeoutMs: 600_000,
-    sourceWatcher: { seed: 9, concurrency },
-  });
-  try {
-    const profile = storm ? system.startStorm({ seed: SEED }) : undefined;
-    const prefix = `p9${storm ? 's' : 'b'}${concurrency}`;
-    const r = await runStormFleet(
-      system,
-      { ...fleet, prefix },
-      { windowMs: STORM_DURATION_MS, runMs: RUN_MS },
-    );
-    ctx.log(
-      `  concurrency ${concurrency}, ${storm ? 'storm' : 'no faults'}: ${Math.round(r.wallMs / 1000)} s wall, ` +
-        `${r.figures.pending.length} pending, ${r.figures.functionRequests} function requests in the window`,
-    );
-    return profile === undefined ? r : { ...r, stormCounts: { ...profile.counts } };
-  } finally {
-    await system.stop();
-    await raw.deleteAllAgs(NAMESPACE);
-    await raw.deleteAllPackageSources();
-    await deleteAlarm(kc);
-  }
+  return withBenchSystem(
+    ctx,
+    NAMESPACE,
+    {
+      broker: { retryOn: 'clock', defaultTimeoutMs: STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS },
+      env: STORM_VIRTUAL_CLOCK_ENV,
+      pingSeed: 9,
+      settleTimeoutMs: 600_000,
+      sourceWatcher: { seed: 9, concurrency },
+    },
+    async (system) => {
+      const profile = storm ? system.startStorm({ seed: SEED }) : undefined;
+      const prefix = `p9${storm ? 's' : 'b'}${concurrency}`;
+      const r = await runStormFleet(
+        system,
+        { ...fleet, prefix },
+        { windowMs: STORM_DURATION_MS, runMs: RUN_MS },
+      );
+      ctx.log(
+        `  concurrency ${concurrency}, ${storm ? 'storm' : 'no faults'}: ${Math.round(r.wallMs / 1000)} s wall, ` +
+          `${r.figures.pending.length} pending, ${r.figures.functionRequests} function requests in the window`,
+      );
+      return profile === undefined ? r : { ...r, stormCounts: { ...profile.counts } };
+    },
+  );
 }
 
 async function runVariant(

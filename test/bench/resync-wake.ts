@@ -4,11 +4,11 @@
 // is answered: spawn -> the sweep answered (client load, TLS, the paged list, the alarm), then
 // the process's RSS. The AGs are healthy (the sweep emits nothing; the sink counts).
 
-import { KubeConfig } from '@kubernetes/client-node';
 import { PING } from '../../shared/core/events.js';
 import { startCountingServer } from './counting-server.js';
-import { spawnServer, timeToFirstAnswer } from './processes.js';
-import { createRawKube, healthyStatus, pool, rfc3339 } from './raw-kube.js';
+import { spawnServer, timeToFirstAnswer } from '../harness/functions.js';
+import { createHealthyAgs } from '../support/raw-kube.js';
+import { adminOf } from './bench-system.js';
 import type { BenchContext } from './types.js';
 
 /** Healthy AGs in the cluster while the sweep runs (a Cozystack install has tens). */
@@ -40,21 +40,12 @@ export async function measureResyncWake(
 ): Promise<{ samples: WakeSample[]; ags: number }> {
   const server = await ctx.apiServer();
   const scripts = await ctx.scripts();
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  const raw = createRawKube(kc);
-  const at = rfc3339(Date.now());
-  await pool(
+  const { raw } = adminOf(server);
+  await createHealthyAgs(
+    raw,
+    namespace,
     Array.from({ length: WAKE_AGS }, (_, i) => `wake-${i}`),
     16,
-    async (name) => {
-      const created = await raw.createAg(namespace, name, undefined, 'compact');
-      await raw.patchAgStatus(
-        namespace,
-        name,
-        healthyStatus(created.metadata?.generation ?? 1, at, 'compact'),
-      );
-    },
   );
   const sink = await startCountingServer(202);
   try {

@@ -12,7 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { startBenchApiServer, type StartedApiServer } from './bench-apiserver.js';
-import { buildEchoServer, buildParseEchoServer, distEntry, ensureBuilt } from './build.js';
+import { buildEchoServer, buildParseEchoServer, ENTRY_POINTS } from './build.js';
 import { p1, p2 } from './p1-p2-e2e.js';
 import { p3 } from './p3-throughput.js';
 import { p4 } from './p4-cold-start.js';
@@ -21,7 +21,7 @@ import { p6 } from './p6-sweep.js';
 import { p7 } from './p7-memory.js';
 import { p8 } from './p8-early-detection.js';
 import { p9 } from './p9-storm.js';
-import { killAllServers } from './processes.js';
+import { builtMain, ensureBuilt, killAllServers } from '../harness/functions.js';
 import { SMOKE_ENV } from './smoke.js';
 import { renderMarkdown, renderTable } from './table.js';
 import type { BenchContext, BenchModule, BenchRow, BenchScripts } from './types.js';
@@ -157,11 +157,11 @@ async function main(): Promise<number> {
     log,
     scripts() {
       scripts ??= (async () => {
-        await ensureBuilt(ROOT, log);
+        await ensureBuilt({ log, typeErrors: 'warn', entryPoints: ENTRY_POINTS });
         return {
-          detect: distEntry(ROOT, 'detect'),
-          forceDrift: distEntry(ROOT, 'force-drift'),
-          surfaceStalled: distEntry(ROOT, 'surface-stalled'),
+          detect: builtMain('detect'),
+          forceDrift: builtMain('force-drift'),
+          surfaceStalled: builtMain('surface-stalled'),
           echo: await buildEchoServer(ROOT),
           parseEcho: await buildParseEchoServer(ROOT),
         };

@@ -4,7 +4,7 @@
 
 import * as k8s from '@kubernetes/client-node';
 import { createKnativeParts } from './system/knative.js';
-import { FUNCTION_NAMES, startFunctions } from './system/functions.js';
+import { FUNCTION_NAMES, startFunctions } from './functions.js';
 import { systemTimerClock } from '../../shared/runtime/clock.js';
 import type { BrokerTuning } from './system/knative.js';
 

@@ -31,7 +31,7 @@ import {
   type ProxyCall,
 } from '../support/kube-proxy.js';
 import { createKnativeParts, type BrokerTuning, type KnativeParts } from './system/knative.js';
-import { FUNCTION_NAMES, startFunctions, type FunctionReplica } from './system/functions.js';
+import { FUNCTION_NAMES, startFunctions, type FunctionReplica } from './functions.js';
 import { LogCapture } from './system/log-capture.js';
 import { ACTION_STALLED_TYPE, ProgressLog, type ProgressEvent } from './system/progress.js';
 import { RECOVERY_NAMESPACE, WorldWatch } from './system/world.js';
@@ -43,7 +43,7 @@ import {
   type StormClientProfile,
 } from '../support/storm.js';
 
-export { FUNCTION_NAMES, type FunctionName, type FunctionReplica } from './system/functions.js';
+export { FUNCTION_NAMES, type FunctionName, type FunctionReplica } from './functions.js';
 export type { BrokerTuning } from './system/knative.js';
 export type { LogRecord } from './system/log-capture.js';
 export {

@@ -33,14 +33,13 @@ import {
   ready,
   stuckStatus,
 } from '../support/ag-states.js';
-import { SettableClock } from '../support/function-under-test.js';
 import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import { waitForCachedAg } from './support/cache-wait.js';
 import { uniqueNamespace } from './support/cluster.js';
 import type { FaultCase } from './support/fault-cases.js';
 import { MatrixTable, type Expectation, type MatrixScenario } from './support/fault-matrix.js';
-import { startFunction } from './support/function-servers.js';
+import { SettableClock, startFunction } from '../harness/functions.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
 

@@ -30,9 +30,8 @@ import {
   recoveryProjection,
 } from './support/ag-contract.js';
 import { uniqueNamespace } from './support/cluster.js';
-import { startFunction } from './support/function-servers.js';
+import { SettableClock, startFunction } from '../harness/functions.js';
 import { captureLogs } from './support/log-capture.js';
-import { SettableClock } from '../support/function-under-test.js';
 import { postEvent } from '../support/http-events.js';
 import { createLogger } from '../../shared/runtime/logger.js';
 import type { FaultCase } from './support/fault-cases.js';

@@ -23,8 +23,7 @@ import { createAgWithStatus, stuckStatus } from '../support/ag-states.js';
 import { cloudEvent, postEvent } from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import { agViolations } from './support/ag-contract.js';
-import { ensureBuilt } from './support/build.js';
-import { spawnFunction, type ChildFunction } from './support/child-function.js';
+import { ensureBuilt, spawnFunction, type ChildFunction } from '../harness/functions.js';
 import { uniqueNamespace } from './support/cluster.js';
 import { serviceAccountToken } from '../support/identities.js';
 

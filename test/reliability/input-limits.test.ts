@@ -24,16 +24,16 @@ import {
 import { DEFAULT_BODY_LIMIT_BYTES } from '../../shared/runtime/function-app.js';
 import { testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { DIGEST, INVENTORY, ready } from '../support/ag-states.js';
-import { SettableClock } from '../support/function-under-test.js';
 import { startEventSink, type EventSink } from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import { uniqueNamespace } from './support/cluster.js';
 import {
-  FUNCTION_NAMES,
+  API_FUNCTION_NAMES as FUNCTION_NAMES,
+  SettableClock,
   startFunction,
-  type FunctionName,
-  type FunctionServer,
-} from './support/function-servers.js';
+  type ApiFunctionName as FunctionName,
+  type RunningFunction as FunctionServer,
+} from '../harness/functions.js';
 import { createRawClient, type RawAnswer } from './support/raw-client.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;

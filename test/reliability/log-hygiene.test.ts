@@ -26,11 +26,15 @@ import {
   uniqueName,
 } from '../support/apiserver.js';
 import { createAgWithStatus, stuckStatus } from '../support/ag-states.js';
-import { SettableClock } from '../support/function-under-test.js';
 import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
 import { startKubeProxy, type FaultRule, type KubeProxy } from '../support/kube-proxy.js';
 import { deleteAlarm, uniqueNamespace } from './support/cluster.js';
-import { FUNCTION_NAMES, startFunction, type FunctionName } from './support/function-servers.js';
+import {
+  API_FUNCTION_NAMES as FUNCTION_NAMES,
+  SettableClock,
+  startFunction,
+  type ApiFunctionName as FunctionName,
+} from '../harness/functions.js';
 import { captureLogs, type LogCapture } from './support/log-capture.js';
 import {
   forbiddenStrings,

@@ -6,10 +6,13 @@ import { APISERVER_UPDATE } from '../../shared/core/index.js';
 import { AG_API_VERSION, AG_KIND, type ArtifactGenerator } from '../../shared/core/types.js';
 import { testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { DIGEST, INVENTORY, ready } from '../support/ag-states.js';
-import { SettableClock } from '../support/function-under-test.js';
 import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
-import { startFunction, type FunctionServer } from './support/function-servers.js';
+import {
+  SettableClock,
+  startFunction,
+  type RunningFunction as FunctionServer,
+} from '../harness/functions.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const kc = testKubeConfig();

@@ -14,11 +14,10 @@ import {
   INVENTORY,
   ready,
 } from '../support/ag-states.js';
-import { SettableClock } from '../support/function-under-test.js';
 import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import { uniqueNamespace } from './support/cluster.js';
-import { startFunction } from './support/function-servers.js';
+import { SettableClock, startFunction } from '../harness/functions.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const NS = uniqueNamespace('rel-xt');

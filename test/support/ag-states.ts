@@ -1,5 +1,5 @@
-// AG status shapes the tests put on the real API server: stuck (the fluxcd/pkg#934 signature),
-// healthy, honestly failing, and our own marker.
+// AG status shapes the tests and benches put on the real API server: stuck (the fluxcd/pkg#934
+// signature), healthy, honestly failing, and our own marker.
 
 import type * as k8s from '@kubernetes/client-node';
 import { formatTimeSeconds } from '../../shared/core/time.js';
@@ -9,6 +9,7 @@ import type {
   Condition,
 } from '../../shared/core/types.js';
 import { AG_API_GROUP, AG_PLURAL } from '../../shared/core/types.js';
+import { loadRealisticAg } from '../bench/events.js';
 import {
   AG_VERSION,
   MERGE_PATCH,
@@ -59,22 +60,53 @@ export function reconciling(at: number, generation = 1): Condition {
   };
 }
 
-export function stuckStatus(since: number, generation = 1): ArtifactGeneratorStatus {
+/**
+ * How much of source-watcher's output a status carries: the tests' one artifact (`minimal`), the
+ * realistic fixture's eleven inventory entries (`realistic`, test/bench/fixtures), or its first one
+ * (`compact`). The fixture shapes carry only the Ready condition, worded as source-watcher does.
+ */
+export type AgShape = 'minimal' | 'realistic' | 'compact';
+
+function outputsOf(shape: AgShape): Omit<ArtifactGeneratorStatus, 'conditions'> {
+  if (shape === 'minimal') return { inventory: INVENTORY, observedSourcesDigest: DIGEST };
+  const fixture = loadRealisticAg();
+  const inventory = fixture.status?.inventory ?? [];
   return {
-    inventory: INVENTORY,
-    observedSourcesDigest: DIGEST,
-    conditions: [
-      reconciling(since, generation),
-      ready('Unknown', 'Progressing', since, generation),
-    ],
+    inventory: shape === 'compact' ? inventory.slice(0, 1) : inventory,
+    ...(fixture.status?.observedSourcesDigest !== undefined
+      ? { observedSourcesDigest: fixture.status.observedSourcesDigest }
+      : {}),
   };
 }
 
-export function healthyStatus(at: number, generation = 1): ArtifactGeneratorStatus {
+/** The fluxcd/pkg#934 state: outputs saved, Ready left Unknown/Progressing since `since`. */
+export function stuckStatus(
+  since: number,
+  generation = 1,
+  shape: AgShape = 'minimal',
+): ArtifactGeneratorStatus {
+  const readyNow = ready('Unknown', 'Progressing', since, generation);
   return {
-    inventory: INVENTORY,
-    observedSourcesDigest: DIGEST,
-    conditions: [ready('True', 'Succeeded', at, generation)],
+    ...outputsOf(shape),
+    conditions:
+      shape === 'minimal'
+        ? [reconciling(since, generation), readyNow]
+        : [{ ...readyNow, message: 'Reconciliation in progress' }],
+  };
+}
+
+/** Ready=True on `generation`, outputs saved. */
+export function healthyStatus(
+  at: number,
+  generation = 1,
+  shape: AgShape = 'minimal',
+): ArtifactGeneratorStatus {
+  const outputs = outputsOf(shape);
+  const readyNow = ready('True', 'Succeeded', at, generation);
+  const message = `reconciliation succeeded, generated ${outputs.inventory?.length ?? 0} artifact(s)`;
+  return {
+    ...outputs,
+    conditions: [shape === 'minimal' ? readyNow : { ...readyNow, message }],
   };
 }
 

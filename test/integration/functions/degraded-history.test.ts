@@ -17,7 +17,6 @@ import {
   type ActionData,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import {
   agRefOf,
@@ -31,12 +30,7 @@ import {
   rebuildAg,
   stuckStatus,
 } from '../../support/ag-states.js';
-import {
-  commonDeps,
-  serve,
-  SettableClock,
-  startDetectServer,
-} from '../../support/function-under-test.js';
+import { SettableClock, startFunction } from '../../harness/functions.js';
 import {
   agResourceEvent,
   cloudEvent,
@@ -125,7 +119,8 @@ async function startDetect(
   clock: SettableClock,
   opts: { env?: Record<string, string>; logger?: Logger } = {},
 ): Promise<Started> {
-  const s = await startDetectServer({
+  const s = await startFunction({
+    fn: 'detect',
     kubeConfig: proxy.kubeConfig('detect'),
     clock,
     sinkUrl: sink.url,
@@ -136,13 +131,12 @@ async function startDetect(
 }
 
 async function startForceDrift(clock: SettableClock, logger?: Logger): Promise<Started> {
-  const deps = commonDeps({
+  const s = await startFunction({
+    fn: 'force-drift',
     kubeConfig: proxy.kubeConfig('force-drift'),
-    name: 'force-drift',
     clock,
     ...(logger !== undefined ? { logger } : {}),
   });
-  const s = await serve(createForceDrift(deps));
   servers.push(s);
   return s;
 }

@@ -30,7 +30,7 @@ import {
   ready,
   stuckStatus,
 } from '../../support/ag-states.js';
-import { SettableClock, startDetectServer } from '../../support/function-under-test.js';
+import { SettableClock, startFunction } from '../../harness/functions.js';
 import {
   cloudEvent,
   postEvent,
@@ -99,7 +99,8 @@ async function startDetect(
   clock: SettableClock,
   env: Record<string, string> = {},
 ): Promise<Started> {
-  const s = await startDetectServer({
+  const s = await startFunction({
+    fn: 'detect',
     kubeConfig: proxy.kubeConfig('detect'),
     clock,
     sinkUrl: sink.url,

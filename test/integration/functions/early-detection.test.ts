@@ -17,7 +17,6 @@ import {
   type ActionData,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
 import { createKubeClient } from '../../../shared/kube/client.js';
 import {
   agRefOf,
@@ -28,12 +27,7 @@ import {
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { rebuildAg } from '../../support/ag-states.js';
-import {
-  commonDeps,
-  serve,
-  SettableClock,
-  startDetectServer,
-} from '../../support/function-under-test.js';
+import { SettableClock, startFunction } from '../../harness/functions.js';
 import {
   agResourceEvent,
   cloudEvent,
@@ -79,7 +73,8 @@ async function startDetect(
   clock: SettableClock,
   env: Record<string, string> = {},
 ): Promise<Started> {
-  const s = await startDetectServer({
+  const s = await startFunction({
+    fn: 'detect',
     kubeConfig: proxy.kubeConfig('detect'),
     clock,
     sinkUrl: sink.url,
@@ -90,12 +85,11 @@ async function startDetect(
 }
 
 async function startForceDrift(clock: SettableClock): Promise<Started> {
-  const deps = commonDeps({
+  const s = await startFunction({
+    fn: 'force-drift',
     kubeConfig: proxy.kubeConfig('force-drift'),
-    name: 'force-drift',
     clock,
   });
-  const s = await serve(createForceDrift(deps));
   servers.push(s);
   return s;
 }

@@ -13,7 +13,6 @@ import {
   REASON_FORCED,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { createApp } from '../../../functions/force-drift/app.js';
 import {
   agRefOf,
   getArtifactGenerator,
@@ -27,7 +26,7 @@ import {
   reconciling,
   stuckStatus,
 } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { SettableClock, startFunction } from '../../harness/functions.js';
 import {
   actionEvent as sharedActionEvent,
   cloudEvent,
@@ -57,13 +56,12 @@ async function startForceDrift(
   clock: SettableClock,
   env: Record<string, string> = {},
 ): Promise<Started> {
-  const deps = commonDeps({
+  const s = await startFunction({
+    fn: 'force-drift',
     kubeConfig: proxy.kubeConfig('force-drift'),
-    name: 'force-drift',
     clock,
     env,
   });
-  const s = await serve(createApp(deps));
   servers.push(s);
   return s;
 }

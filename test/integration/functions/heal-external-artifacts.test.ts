@@ -16,13 +16,10 @@ import {
   type ArtifactGenerator,
   type ExternalArtifact,
 } from '../../../shared/core/index.js';
-import { createApp } from '../../../functions/heal-external-artifacts/app.js';
-import { createExternalArtifactClient } from '../../../shared/kube/external-artifact-client.js';
 import { createAgWithStatus, ready } from '../../support/ag-states.js';
 import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { SettableClock, startFunction } from '../../harness/functions.js';
 import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
-import { asFunction } from '../../support/identities.js';
 import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
 
 const NS = 'cozy-system';
@@ -47,16 +44,7 @@ afterAll(async () => {
 
 async function startHeal(env: Record<string, string> = {}): Promise<Started> {
   const clock = new SettableClock(T0 + 60_000);
-  const base = commonDeps({ kubeConfig: proxy.kubeConfig(TAG), name: TAG, clock, env });
-  const s = await serve(
-    createApp({
-      ...base,
-      externalArtifacts: createExternalArtifactClient({
-        kubeConfig: asFunction(proxy.kubeConfig(TAG), TAG),
-        requestTimeoutMs: 5000,
-      }),
-    }),
-  );
+  const s = await startFunction({ fn: TAG, kubeConfig: proxy.kubeConfig(TAG), clock, env });
   servers.push(s);
   return s;
 }

@@ -10,7 +10,7 @@ import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
 import { missingSinkEmitter } from '../../../shared/runtime/broker-emitter.js';
 import { APISERVER_UPDATE } from '../../../shared/core/index.js';
 import { testKubeConfig } from '../../support/apiserver.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { commonDeps, serve, SettableClock } from '../../harness/functions.js';
 import { cloudEvent, postEvent, postRaw, type Started } from '../../support/http-events.js';
 
 const started: Record<string, Started> = {};

@@ -17,8 +17,6 @@ import {
   type ArtifactGenerator,
   type PackageSource,
 } from '../../../shared/core/index.js';
-import { createApp as createForceDriftApp } from '../../../functions/force-drift/app.js';
-import { createApp as createSurfaceStalledApp } from '../../../functions/surface-stalled/app.js';
 import {
   agRefOf,
   createArtifactGenerator,
@@ -32,7 +30,7 @@ import {
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { SettableClock, startFunction } from '../../harness/functions.js';
 import {
   actionEvent,
   agResourceEvent,
@@ -58,10 +56,7 @@ async function start(
   clock: SettableClock,
   env: Record<string, string> = {},
 ): Promise<Started> {
-  const deps = commonDeps({ kubeConfig: kc, name: fn, clock, env: { POD_NAME: fn, ...env } });
-  const s = await serve(
-    fn === 'force-drift' ? createForceDriftApp(deps) : createSurfaceStalledApp(deps),
-  );
+  const s = await startFunction({ fn, kubeConfig: kc, clock, env: { POD_NAME: fn, ...env } });
   servers.push(s);
   return s;
 }
@@ -276,14 +271,13 @@ describe('Events: one per recovery step, on the AG', () => {
     try {
       const logs: { level?: string; msg?: string; namespace?: string; statusCode?: number }[] = [];
       const destination = { write: (line: string) => void logs.push(JSON.parse(line)) };
-      const deps = commonDeps({
+      const ss = await startFunction({
+        fn: 'surface-stalled',
         kubeConfig: proxy.kubeConfig('refused'),
-        name: 'surface-stalled',
         clock,
         env: { POD_NAME: 'surface-stalled' },
         logger: createLogger({ name: 'surface-stalled', level: 'debug', destination }),
       });
-      const ss = await serve(createSurfaceStalledApp(deps));
       servers.push(ss);
       const refused = (ns?: string) =>
         proxy.addFault({

@@ -20,11 +20,6 @@ import type {
   ArtifactGeneratorStatus,
   PackageSource,
 } from '../../../shared/core/types.js';
-import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
-import { createApp as createSurfaceStalled } from '../../../functions/surface-stalled/app.js';
-import { createApp as createDetect } from '../../../functions/detect/app.js';
-import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
-import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
 import {
   agRefOf,
   createPackageSource,
@@ -37,7 +32,7 @@ import {
   uniqueName,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, ready, stuckStatus } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { SettableClock, startFunction } from '../../harness/functions.js';
 import {
   actionEvent,
   agResourceEvent,
@@ -81,18 +76,12 @@ async function start(
   which: 'force-drift' | 'surface-stalled' | 'detect',
   clock: SettableClock,
 ): Promise<Started> {
-  const base = commonDeps({ kubeConfig: proxy.kubeConfig(which), name: which, clock });
-  const app =
-    which === 'force-drift'
-      ? createForceDrift(base)
-      : which === 'surface-stalled'
-        ? createSurfaceStalled(base)
-        : createDetect({
-            ...base,
-            emitter: createBrokerEmitter({ url: sink.url }),
-            followUps: createAlarmFollowUps({ kube: base.kube, clock, config: base.config }),
-          });
-  const s = await serve(app);
+  const s = await startFunction({
+    fn: which,
+    kubeConfig: proxy.kubeConfig(which),
+    clock,
+    sinkUrl: sink.url,
+  });
   servers.push(s);
   return s;
 }

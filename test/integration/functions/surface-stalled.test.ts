@@ -23,7 +23,6 @@ import type {
   Condition,
   PackageSource,
 } from '../../../shared/core/types.js';
-import { createApp } from '../../../functions/surface-stalled/app.js';
 import {
   agRefOf,
   createPackageSource,
@@ -34,7 +33,7 @@ import {
   writePackageSourceStatus,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { SettableClock, startFunction } from '../../harness/functions.js';
 import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
 
@@ -56,13 +55,12 @@ async function startSurface(
   clock: SettableClock,
   env: Record<string, string> = {},
 ): Promise<Started> {
-  const deps = commonDeps({
+  const s = await startFunction({
+    fn: 'surface-stalled',
     kubeConfig: proxy.kubeConfig('surface-stalled'),
-    name: 'surface-stalled',
     clock,
     env,
   });
-  const s = await serve(createApp(deps));
   servers.push(s);
   return s;
 }

@@ -5,7 +5,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CloudEventV1 } from 'cloudevents';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { SettableClock } from '../../support/function-under-test.js';
 import { postEvent } from '../../support/http-events.js';
 import type { CallMatch, KubeProxy } from '../../support/kube-proxy.js';
 import {
@@ -15,7 +14,11 @@ import {
   timeoutFor,
   type FaultCase,
 } from './fault-cases.js';
-import { startFunction, type FunctionName } from './function-servers.js';
+import {
+  SettableClock,
+  startFunction,
+  type ApiFunctionName as FunctionName,
+} from '../../harness/functions.js';
 
 export interface Expectation {
   /** 503: the Broker redelivers. 200: the failure is benign (the function recovered in-request). */

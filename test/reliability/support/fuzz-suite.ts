@@ -4,14 +4,18 @@
 import type fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testKubeConfig, uniqueName } from '../../support/apiserver.js';
-import { SettableClock } from '../../support/function-under-test.js';
 import { startKubeProxy, type KubeProxy, type ProxyCall } from '../../support/kube-proxy.js';
 import type { FuzzRequest } from './arbitraries/http-request.js';
 import { functionInput } from './arbitraries/http-request.js';
 import { deleteAlarm, deleteAllPackageSources } from './cluster.js';
 import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
 import { startCountingSink, type CountingSink } from './counting-sink.js';
-import { startFunction, type FunctionName, type FunctionServer } from './function-servers.js';
+import {
+  SettableClock,
+  startFunction,
+  type ApiFunctionName as FunctionName,
+  type RunningFunction as FunctionServer,
+} from '../../harness/functions.js';
 import { fuzzRuns, fuzzSeed, printReport, runFuzz } from './fuzz-runner.js';
 
 /** Heap growth allowed between the warm-up and the end of a run (after full GCs). */

@@ -1,6 +1,7 @@
-// The bench's own writer for the test API server: raw REST through the project's transport (one
-// keep-alive agent, the kubeconfig's client certificate). It creates the objects the functions
-// then read; the functions never use it.
+// A fleet writer for the test API server: raw REST through the project's transport (one
+// keep-alive agent, the kubeconfig's client certificate), for the benches' thousands of objects.
+// It creates the objects the functions then read; the functions never use it. Statuses come from
+// ag-states.ts (healthyStatus/stuckStatus with an AgShape).
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -13,11 +14,10 @@ import {
   type PackageSource,
 } from '../../shared/core/types.js';
 import { createTransport, type HttpRequest, type Send } from '../../shared/kube/transport.js';
-import { loadRealisticAg } from './events.js';
+import { loadRealisticAg } from '../bench/events.js';
+import { healthyStatus, stuckStatus, type AgShape } from './ag-states.js';
 
 const MERGE_PATCH = 'application/merge-patch+json';
-
-export type AgShape = 'realistic' | 'compact';
 
 const COMPACT_SPEC = {
   sources: [{ alias: 'src', kind: 'OCIRepository', name: 'cozystack-packages' }],
@@ -34,7 +34,7 @@ export interface RawKube {
     namespace: string,
     name: string,
     owner?: { name: string; uid: string },
-    shape?: AgShape,
+    shape?: Exclude<AgShape, 'minimal'>,
   ): Promise<ArtifactGenerator>;
   patchAgStatus(
     namespace: string,
@@ -161,53 +161,6 @@ export function createRawKube(kc: KubeConfig): RawKube {
   };
 }
 
-/**
- * A healthy status like source-watcher writes it: Ready=True on `generation`, outputs saved (the
- * fixture's eleven inventory entries, or the first one for a compact AG).
- */
-export function healthyStatus(
-  generation: number,
-  at: string,
-  shape: AgShape = 'realistic',
-): ArtifactGeneratorStatus {
-  const fixture = loadRealisticAg();
-  const inventory = fixture.status?.inventory ?? [];
-  const kept = shape === 'compact' ? inventory.slice(0, 1) : inventory;
-  return {
-    conditions: [
-      {
-        type: 'Ready',
-        status: 'True',
-        reason: 'Succeeded',
-        message: `reconciliation succeeded, generated ${kept.length} artifact(s)`,
-        lastTransitionTime: at,
-        observedGeneration: generation,
-      },
-    ],
-    inventory: kept,
-    ...(fixture.status?.observedSourcesDigest !== undefined
-      ? { observedSourcesDigest: fixture.status.observedSourcesDigest }
-      : {}),
-  };
-}
-
-/** The fluxcd/pkg#934 state: outputs saved, Ready left Unknown/Progressing since `at`. */
-export function stuckStatus(generation: number, at: string): ArtifactGeneratorStatus {
-  return {
-    ...healthyStatus(generation, at),
-    conditions: [
-      {
-        type: 'Ready',
-        status: 'Unknown',
-        reason: 'Progressing',
-        message: 'Reconciliation in progress',
-        lastTransitionTime: at,
-        observedGeneration: generation,
-      },
-    ],
-  };
-}
-
 /** Runs `task` over `items` with at most `limit` in flight. */
 export async function pool<T>(
   items: readonly T[],
@@ -224,7 +177,41 @@ export async function pool<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-/** RFC 3339, seconds precision (the CRD's date-time format). */
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/**
+ * Creates the compact AGs `names` in `namespace`, `concurrency` at a time, each healthy (Ready=True
+ * since `at`) and owned by what `ownerOf` makes for it, if anything.
+ */
+export async function createHealthyAgs(
+  raw: RawKube,
+  namespace: string,
+  names: readonly string[],
+  concurrency: number,
+  ownerOf: (name: string) => Promise<{ name: string; uid: string } | undefined> = () =>
+    Promise.resolve(undefined),
+  at: number = Date.now(),
+): Promise<void> {
+  await pool(names, concurrency, async (name) => {
+    const created = await raw.createAg(namespace, name, await ownerOf(name), 'compact');
+    await raw.patchAgStatus(
+      namespace,
+      name,
+      healthyStatus(at, created.metadata?.generation ?? 1, 'compact'),
+    );
+  });
+}
+
+/** Creates a realistic AG, optionally owned, stuck (fluxcd/pkg#934) since `since`. */
+export async function createStuckAg(
+  raw: RawKube,
+  namespace: string,
+  name: string,
+  since: number,
+  owner?: { name: string; uid: string },
+): Promise<ArtifactGenerator> {
+  const created = await raw.createAg(namespace, name, owner);
+  return raw.patchAgStatus(
+    namespace,
+    name,
+    stuckStatus(since, created.metadata?.generation ?? 1, 'realistic'),
+  );
 }

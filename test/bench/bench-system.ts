@@ -1,0 +1,62 @@
+// The rows' way onto the bench's test API server: its admin KubeConfig and the fleet writer, and
+// the end-to-end system (test/harness/system.ts) on it, with the world cleaned after each run
+// for the rows that follow (they count writes).
+
+import { KubeConfig } from '@kubernetes/client-node';
+import { createSystem, type System, type SystemOptions } from '../harness/system.js';
+import { deleteAlarm } from '../harness/system/world.js';
+import { createRawKube, type RawKube } from '../support/raw-kube.js';
+import type { BenchApiServer, BenchContext } from './types.js';
+
+export interface BenchAdmin {
+  /** A system:masters client of the server. */
+  readonly kc: KubeConfig;
+  readonly raw: RawKube;
+}
+
+export function adminOf(server: BenchApiServer): BenchAdmin {
+  const kc = new KubeConfig();
+  kc.loadFromFile(server.kubeconfigPath);
+  return { kc, raw: createRawKube(kc) };
+}
+
+/** The shared test API server (started on first use) and its admin. */
+export async function benchCluster(
+  ctx: BenchContext,
+): Promise<BenchAdmin & { server: BenchApiServer }> {
+  const server = await ctx.apiServer();
+  return { server, ...adminOf(server) };
+}
+
+export type SystemRunOptions = Omit<SystemOptions, 'kubeConfig' | 'serviceAccountTokens'>;
+
+/**
+ * Runs `run` on a fresh system on the bench's API server, then stops it and deletes the AGs in
+ * `namespace`, every PackageSource and the alarm. `tolerant`: a failing clean-up is ignored.
+ */
+export async function withBenchSystem<T>(
+  ctx: BenchContext,
+  namespace: string,
+  options: SystemRunOptions,
+  run: (system: System, admin: BenchAdmin) => Promise<T>,
+  cleanup: 'strict' | 'tolerant' = 'strict',
+): Promise<T> {
+  const { server, kc, raw } = await benchCluster(ctx);
+  const system = await createSystem({
+    kubeConfig: kc,
+    serviceAccountTokens: server.serviceAccountTokens,
+    ...options,
+  });
+  const step = async (task: () => Promise<unknown>): Promise<void> => {
+    if (cleanup === 'strict') await task();
+    else await task().catch(() => undefined);
+  };
+  try {
+    return await run(system, { kc, raw });
+  } finally {
+    await system.stop();
+    await step(() => raw.deleteAllAgs(namespace));
+    await step(() => raw.deleteAllPackageSources());
+    await step(() => deleteAlarm(kc));
+  }
+}

@@ -1,0 +1,94 @@
+// The five functions' apps, each its own createApp(deps) with the product's Kubernetes adapter:
+// the one place the test world builds a function.
+
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Express } from 'express';
+import { createApp as createDeadLetterApp } from '../../../functions/dead-letter/app.js';
+import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
+import { createApp as createDetectApp } from '../../../functions/detect/app.js';
+import { createApp as createForceDriftApp } from '../../../functions/force-drift/app.js';
+import { createApp as createHealApp } from '../../../functions/heal-external-artifacts/app.js';
+import { createApp as createSurfaceStalledApp } from '../../../functions/surface-stalled/app.js';
+import { createKubeClient } from '../../../shared/kube/client.js';
+import { createExternalArtifactClient } from '../../../shared/kube/external-artifact-client.js';
+import type { KubePort } from '../../../shared/kube/port.js';
+import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
+import type { Clock } from '../../../shared/runtime/clock.js';
+import type { FunctionConfig } from '../../../shared/runtime/env.js';
+import type { Logger } from '../../../shared/runtime/logger.js';
+
+export const FUNCTION_NAMES = [
+  'detect',
+  'force-drift',
+  'surface-stalled',
+  'dead-letter',
+  'heal-external-artifacts',
+] as const;
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
+
+/** The functions that call the API server (dead-letter holds no token). */
+export const API_FUNCTION_NAMES = [
+  'detect',
+  'force-drift',
+  'surface-stalled',
+  'heal-external-artifacts',
+] as const satisfies readonly FunctionName[];
+export type ApiFunctionName = (typeof API_FUNCTION_NAMES)[number];
+
+/** The function's Kubernetes client as its main.ts builds it, on `kubeConfig`. */
+export function functionKubeClient(
+  fn: FunctionName,
+  kubeConfig: KubeConfig,
+  requestTimeoutMs = 30_000,
+): KubePort {
+  return createKubeClient({
+    kubeConfig,
+    fieldManager: `source-watcher-recovery-${fn}`,
+    requestTimeoutMs,
+  });
+}
+
+export interface AppDeps {
+  /** The cluster as the function sees it (its ExternalArtifact client is built on it). */
+  readonly kubeConfig: KubeConfig;
+  readonly kube: KubePort;
+  readonly requestTimeoutMs: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly config: FunctionConfig;
+  /** Where detect posts its action events (the Broker's ingress). Required for detect. */
+  readonly sinkUrl?: string;
+}
+
+export function buildFunctionApp(fn: FunctionName, deps: AppDeps): Express {
+  const { kube, clock, logger, config } = deps;
+  switch (fn) {
+    case 'detect':
+      if (deps.sinkUrl === undefined) throw new Error('detect needs a sinkUrl');
+      return createDetectApp({
+        kube,
+        clock,
+        logger,
+        config,
+        emitter: createBrokerEmitter({ url: deps.sinkUrl }),
+        followUps: createAlarmFollowUps({ kube, clock, config }),
+      });
+    case 'force-drift':
+      return createForceDriftApp({ kube, clock, logger, config });
+    case 'surface-stalled':
+      return createSurfaceStalledApp({ kube, clock, logger, config });
+    case 'dead-letter':
+      return createDeadLetterApp({ logger });
+    case 'heal-external-artifacts':
+      return createHealApp({
+        kube,
+        externalArtifacts: createExternalArtifactClient({
+          kubeConfig: deps.kubeConfig,
+          requestTimeoutMs: deps.requestTimeoutMs,
+        }),
+        clock,
+        logger,
+        config,
+      });
+  }
+}

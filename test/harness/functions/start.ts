@@ -1,0 +1,173 @@
+// Starts functions in this process: the app of apps.ts on 127.0.0.1 (serve.ts). One function for a
+// test (startFunction), or every function as users run them, N replicas each (startFunctions).
+
+import { KubeConfig } from '@kubernetes/client-node';
+import type { KubePort } from '../../../shared/kube/port.js';
+import { systemClock, type Clock } from '../../../shared/runtime/clock.js';
+import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js';
+import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
+import type { pino } from 'pino';
+import { functionKubeConfigFor, hasOwnCredentials } from '../../support/identities.js';
+import { buildFunctionApp, FUNCTION_NAMES, functionKubeClient, type FunctionName } from './apps.js';
+import { serve, type Served } from './serve.js';
+import { testConfig } from './test-deps.js';
+
+export interface StartFunctionOptions {
+  readonly fn: FunctionName;
+  /**
+   * The cluster (the API server or a proxy). Used as is when it carries credentials of its own
+   * (a ServiceAccount's token, a kubeconfig file's, the log-hygiene suite's marker credentials);
+   * otherwise as the function's own ServiceAccount (test/support/identities.ts).
+   */
+  readonly kubeConfig?: KubeConfig;
+  /**
+   * A Kubernetes client of the caller's own (a bench's counting one) instead of the product's on
+   * kubeConfig (then kubeConfig is needed only by heal-external-artifacts).
+   */
+  readonly kube?: KubePort;
+  readonly clock: Clock;
+  /** Default: the function tests' testConfig(env). */
+  readonly config?: FunctionConfig;
+  readonly env?: Record<string, string>;
+  /** Per-request timeout of the adapter (default 5 s). */
+  readonly requestTimeoutMs?: number;
+  /** Default: silent. */
+  readonly logger?: Logger;
+  /** Where detect posts action events. Required for detect. */
+  readonly sinkUrl?: string;
+}
+
+export interface RunningFunction extends Served {
+  readonly fn: FunctionName;
+  readonly kube: KubePort;
+  readonly config: FunctionConfig;
+}
+
+export async function startFunction(opts: StartFunctionOptions): Promise<RunningFunction> {
+  const given = opts.kubeConfig ?? (opts.kube !== undefined ? new KubeConfig() : undefined);
+  if (given === undefined) throw new Error(`${opts.fn} needs a kubeConfig or a kube client`);
+  const needsIdentity =
+    opts.fn !== 'dead-letter' &&
+    (opts.kube === undefined || opts.fn === 'heal-external-artifacts') &&
+    !hasOwnCredentials(given);
+  const kubeConfig = needsIdentity ? await functionKubeConfigFor(given, opts.fn, opts.env) : given;
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 5000;
+  const config = opts.config ?? testConfig(opts.env);
+  const logger = opts.logger ?? createLogger({ name: opts.fn, level: 'silent' });
+  const kube = opts.kube ?? functionKubeClient(opts.fn, kubeConfig, requestTimeoutMs);
+  const app = buildFunctionApp(opts.fn, {
+    kubeConfig,
+    kube,
+    requestTimeoutMs,
+    clock: opts.clock,
+    logger,
+    config,
+    ...(opts.sinkUrl !== undefined ? { sinkUrl: opts.sinkUrl } : {}),
+  });
+  const served = await serve(app, logger);
+  return { ...served, fn: opts.fn, kube, config };
+}
+
+/** The in-process functions the benches drive. */
+export const BENCH_FUNCTIONS = ['detect', 'force-drift', 'surface-stalled'] as const;
+
+/**
+ * The benches' functions with the product's defaults (loadConfig), each on the client `kubeOf(fn)`
+ * gives (e.g. the product's on a proxy kubeconfig tagged with its name); detect posts its action
+ * events to `sinkUrl`.
+ */
+export async function startAsDeployed(
+  kubeOf: (fn: FunctionName) => KubePort,
+  sinkUrl: string,
+  clock: Clock = systemClock,
+): Promise<RunningFunction[]> {
+  const config = loadConfig({ K_SINK: sinkUrl, LOG_LEVEL: 'silent' });
+  const started: RunningFunction[] = [];
+  try {
+    for (const fn of BENCH_FUNCTIONS) {
+      started.push(await startFunction({ fn, kube: kubeOf(fn), clock, config, sinkUrl }));
+    }
+  } catch (e) {
+    await closeAll(started);
+    throw e;
+  }
+  return started;
+}
+
+/** Closes every function given (a failure to close one does not stop the others). */
+export async function closeAll(functions: readonly Served[]): Promise<void> {
+  await Promise.allSettled(functions.map((f) => f.close()));
+}
+
+/** The URL of the (first) running `fn`. */
+export function urlOf(functions: readonly RunningFunction[], fn: FunctionName): string {
+  const found = functions.find((f) => f.fn === fn);
+  if (found === undefined) throw new Error(`${fn} is not running`);
+  return found.url;
+}
+
+export interface FunctionReplica extends RunningFunction {
+  readonly name: FunctionName;
+  readonly index: number;
+}
+
+export interface StartFunctionsOptions {
+  replicas: number;
+  clock: Clock;
+  /** The KubeConfig a function's ServiceAccount would have (tagged per function by the proxy). */
+  kubeConfigFor: (name: FunctionName) => KubeConfig;
+  brokerUrl: string;
+  /** Extra environment (RECOVERY_MODE, RECOVERY_GRACE_PERIOD, KUBE_REQUEST_TIMEOUT_MS, ...). */
+  env: Readonly<Record<string, string>>;
+  logLevel: string;
+  logDestination: pino.DestinationStream | undefined;
+}
+
+/**
+ * Every replica of every function as users run them: config from loadConfig, a pino logger;
+ * on failure, closes what was started and rethrows.
+ */
+export async function startFunctions(opts: StartFunctionsOptions): Promise<FunctionReplica[]> {
+  const replicas: FunctionReplica[] = [];
+  try {
+    for (const name of FUNCTION_NAMES) {
+      for (let index = 0; index < opts.replicas; index++) {
+        replicas.push(await startReplica(name, index, opts));
+      }
+    }
+  } catch (e) {
+    await closeAll(replicas);
+    throw e;
+  }
+  return replicas;
+}
+
+async function startReplica(
+  name: FunctionName,
+  index: number,
+  opts: StartFunctionsOptions,
+): Promise<FunctionReplica> {
+  const config = loadConfig({
+    KUBE_REQUEST_TIMEOUT_MS: '5000',
+    // The pod name Knative's downward API would give (reportingInstance of our Events).
+    POD_NAME: `${name}-${index}`,
+    ...opts.env,
+    LOG_LEVEL: opts.logLevel,
+    BROKER_URL: opts.brokerUrl,
+  });
+  const logger: Logger = createLogger({
+    name,
+    level: config.logLevel,
+    ...(opts.logDestination !== undefined ? { destination: opts.logDestination } : {}),
+  }).child({ replica: index });
+  const running = await startFunction({
+    fn: name,
+    kubeConfig: opts.kubeConfigFor(name),
+    clock: opts.clock,
+    config,
+    requestTimeoutMs: config.kubeRequestTimeoutMs,
+    logger,
+    sinkUrl: opts.brokerUrl,
+  });
+  return { ...running, name, index };
+}
