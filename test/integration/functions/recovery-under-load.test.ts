@@ -22,8 +22,6 @@ import {
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator, PackageSource } from '../../../shared/core/types.js';
 import { AG_API_GROUP, AG_PLURAL } from '../../../shared/core/types.js';
-import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
-import { createApp as createSurfaceStalled } from '../../../functions/surface-stalled/app.js';
 import {
   AG_VERSION,
   MERGE_PATCH,
@@ -36,7 +34,7 @@ import {
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { healthyStatus, ready, rebuildAg, stuckStatus } from '../../support/ag-states.js';
-import { commonDeps, serve, SettableClock } from '../../support/function-under-test.js';
+import { SettableClock, startFunction } from '../../harness/functions.js';
 import {
   actionEvent,
   agResourceEvent,
@@ -67,8 +65,7 @@ async function start(
   fn: 'force-drift' | 'surface-stalled',
   clock: SettableClock,
 ): Promise<Started> {
-  const deps = commonDeps({ kubeConfig: proxy.kubeConfig(fn), name: fn, clock });
-  const s = await serve(fn === 'force-drift' ? createForceDrift(deps) : createSurfaceStalled(deps));
+  const s = await startFunction({ fn, kubeConfig: proxy.kubeConfig(fn), clock });
   servers.push(s);
   return s;
 }
