@@ -2,7 +2,9 @@
 // resourceVersion preconditions. The plan comes from shared/core/alarm.ts.
 
 import {
+  alarmMoment,
   ANNOTATION_ALARM_MOMENT,
+  armedTooLate,
   cronFor,
   planEnsure,
   planSettle,
@@ -49,7 +51,7 @@ export function createAlarmFollowUps(deps: {
     }
   };
 
-  const write = async (armed: Armed, moment: number): Promise<void> => {
+  const write = async (armed: Armed, moment: number): Promise<PingSource> => {
     const annotations = { [ANNOTATION_ALARM_MOMENT]: formatTimeNano(moment) };
     const spec = {
       schedule: cronFor(moment),
@@ -79,14 +81,35 @@ export function createAlarmFollowUps(deps: {
           },
         },
       };
-      await deps.kube.createPingSource(namespace, body);
+      return deps.kube.createPingSource(namespace, body);
     } else {
-      await deps.kube.patchPingSource(
+      return deps.kube.patchPingSource(
         namespace,
         name,
         { metadata: { annotations }, spec },
         armed.resourceVersion !== undefined ? { resourceVersion: armed.resourceVersion } : {},
       );
+    }
+  };
+
+  /**
+   * Writes `moment`, and when the write completes too close to it (the API server held it), moves
+   * it out to the margin again with the written object's resourceVersion, so that the PingSource
+   * adapter picks it up before it passes (docs/adr/0044). Returns the moment left armed.
+   */
+  const writeInTime = async (armed: Armed, moment: number, log: Logger): Promise<number> => {
+    let current = armed;
+    let m = moment;
+    for (let round = 1; ; round++) {
+      const written = await write(current, m);
+      const now = deps.clock.now();
+      if (!armedTooLate(m, now) || round >= MAX_ROUNDS) return m;
+      log.warn(
+        { alarmAt: formatTimeNano(m), completedAt: formatTimeNano(now) },
+        'follow-up armed too late; moving it out',
+      );
+      current = { exists: true, moment: m, resourceVersion: written.metadata?.resourceVersion };
+      m = alarmMoment(m, now);
     }
   };
 
@@ -113,10 +136,10 @@ export function createAlarmFollowUps(deps: {
           knownFutureMoment = armed.moment;
           return;
         }
-        await write(armed, plan.moment);
-        knownFutureMoment = plan.moment;
+        const moment = await writeInTime(armed, plan.moment, log);
+        knownFutureMoment = moment;
         log.info(
-          { alarmAt: formatTimeNano(plan.moment), due: formatTimeNano(dueMs) },
+          { alarmAt: formatTimeNano(moment), due: formatTimeNano(dueMs) },
           'follow-up armed',
         );
       });
@@ -145,9 +168,9 @@ export function createAlarmFollowUps(deps: {
           log.info({}, 'follow-up alarm removed');
           return;
         }
-        await write(armed, plan.moment);
-        knownFutureMoment = plan.moment;
-        log.info({ alarmAt: formatTimeNano(plan.moment) }, 'follow-up re-programmed');
+        const moment = await writeInTime(armed, plan.moment, log);
+        knownFutureMoment = moment;
+        log.info({ alarmAt: formatTimeNano(moment) }, 'follow-up re-programmed');
       });
     },
   };

@@ -8,7 +8,9 @@
 // - Once the armed moment has passed (it fired, or was missed), the sweep that follows sets it to
 //   the earliest due time it found, or deletes it when nothing is due.
 // - A moment is never closer than ALARM_MARGIN_MS to now: a pinned moment that passes before the
-//   PingSource adapter picks the change up would fire only a year later.
+//   PingSource adapter picks the change up would fire only a year later. A write that completes
+//   with less than half the margin left (a slow API server held it) is moved out again
+//   (armedTooLate, docs/adr/0044).
 
 /** Annotation on the alarm PingSource: the armed moment, RFC 3339 UTC. */
 export const ANNOTATION_ALARM_MOMENT = 'cozystack.io/source-watcher-recovery-alarm-at';
@@ -17,6 +19,14 @@ export const ALARM_MARGIN_MS = 2000;
 /** The moment to arm for a due time: whole seconds, at or after `due`, at least the margin ahead. */
 export function alarmMoment(dueMs: number, nowMs: number): number {
   return Math.ceil(Math.max(dueMs, nowMs + ALARM_MARGIN_MS) / 1000) * 1000;
+}
+
+/**
+ * The write of `momentMs` completed at `nowMs` with less than half the margin left: the PingSource
+ * adapter may not pick it up before the moment passes, and then it fires only a year later.
+ */
+export function armedTooLate(momentMs: number, nowMs: number): boolean {
+  return nowMs > momentMs - ALARM_MARGIN_MS / 2;
 }
 
 /** A 6-field cron (seconds first) that matches exactly `momentMs` in UTC (and once a year after). */

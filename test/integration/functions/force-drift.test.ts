@@ -271,10 +271,23 @@ describe('force-drift: concurrency and failures', () => {
     });
     const answers = await Promise.all([a, b, a, b, a, b].map((s) => postEvent(s.url, event)));
 
-    expect(answers.every((r) => r.status === 200)).toBe(true);
     expect(answers.filter((r) => (r.body as { result: string }).result === 'forced')).toHaveLength(
       1,
     );
+    // The others lost the claim; a copy that saw the claim still in flight answers 503 so that its
+    // redelivery finishes the force if the claimer did not (docs/adr/0044), else 200 'waiting'.
+    for (const r of answers.filter((x) => (x.body as { result: string }).result !== 'forced')) {
+      expect([
+        [200, 'waiting'],
+        [503, 'claim-in-flight'],
+      ]).toContainEqual([r.status, (r.body as { result: string }).result]);
+    }
+    // Their redelivery (Knative's first retries, 1 s and 2 s later) finds the force finished.
+    clock.advance(3_000);
+    expect(await postEvent(a.url, event)).toMatchObject({
+      status: 200,
+      body: { result: 'waiting' },
+    });
     const after = await getArtifactGenerator(agRefOf(ag), kc);
     expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('1');
     expect(

@@ -5,6 +5,8 @@
 // - a force event whose own claim is unfinished finishes it once the claim is 2 s old, instead of
 //   after the 10 s settle (younger: 503, so that its redelivery does); an event that asked for
 //   another attempt still waits;
+// - detect's follow-up alarm, written by a slow API server so late that the PingSource adapter
+//   might miss its moment, is moved out again;
 // - surface-stalled answers an AG event from the PackageSource alone when it is in step with the
 //   event's AG; otherwise it reads the AG once when the cache is at least as new as the event, and
 //   fresh only when the cache is older; a forged event never causes a write.
@@ -12,11 +14,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   ACTION_FORCE,
+  ALARM_MARGIN_MS,
+  ANNOTATION_ALARM_MOMENT,
   ANNOTATION_ATTEMPTS,
   ANNOTATION_LAST_RECOVERY_AT,
   ANNOTATION_REQUESTED_AT,
   REASON_FORCED,
   formatTimeNano,
+  parseTime,
   readyOf,
   requestedAtFor,
 } from '../../../shared/core/index.js';
@@ -39,6 +44,8 @@ import {
   actionEvent,
   agResourceEvent,
   postEvent,
+  startEventSink,
+  type EventSink,
   type Started,
 } from '../../support/http-events.js';
 import { startKubeProxy, type CallMatch, type KubeProxy } from '../../support/kube-proxy.js';
@@ -47,25 +54,55 @@ const T0 = Math.floor(Date.now() / 1000) * 1000;
 const GRACE_MS = 30_000; // testConfig's time rule
 const kc = testKubeConfig();
 let proxy: KubeProxy;
+let sink: EventSink;
 const servers: Started[] = [];
+const NS = 'source-watcher-recovery';
+const ALARM = 'recovery-alarm';
+const pingApi = {
+  group: 'sources.knative.dev',
+  version: 'v1',
+  plural: 'pingsources',
+  namespace: NS,
+} as const;
 
 beforeAll(async () => {
   proxy = await startKubeProxy(kc, { tag: 'under-load' });
+  sink = await startEventSink();
 });
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
+  await sink.close();
   await proxy.stop();
+  await deleteAlarm();
 });
+
+async function deleteAlarm(): Promise<void> {
+  await customObjects(kc)
+    .deleteNamespacedCustomObject({ ...pingApi, name: ALARM })
+    .catch(() => undefined);
+}
+
+async function armedMoment(): Promise<number | null> {
+  const ps = (await customObjects(kc).getNamespacedCustomObject({ ...pingApi, name: ALARM })) as {
+    metadata: { annotations?: Record<string, string> };
+  };
+  return parseTime(ps.metadata.annotations?.[ANNOTATION_ALARM_MOMENT]);
+}
 beforeEach(() => {
   proxy.clearFaults();
   proxy.clearCalls();
 });
 
 async function start(
-  fn: 'force-drift' | 'surface-stalled',
+  fn: 'detect' | 'force-drift' | 'surface-stalled',
   clock: SettableClock,
 ): Promise<Started> {
-  const s = await startFunction({ fn, kubeConfig: proxy.kubeConfig(fn), clock });
+  const s = await startFunction({
+    fn,
+    kubeConfig: proxy.kubeConfig(fn),
+    clock,
+    ...(fn === 'detect' ? { sinkUrl: sink.url } : {}),
+  });
   servers.push(s);
   return s;
 }
@@ -168,6 +205,49 @@ describe('force-drift: a force event whose claim is unfinished', () => {
   });
 });
 
+describe("detect: the follow-up alarm's write", () => {
+  it.each<[string, number, 'moved out' | 'kept']>([
+    ['completes in time: the moment is kept', 0, 'kept'],
+    ['completes after its moment (held by a slow API server): moved out again', 5_000, 'moved out'],
+  ])('%s', async (_label, clockJumpMs, want) => {
+    await deleteAlarm();
+    const now = T0 + 10_000;
+    const clock = new SettableClock(now);
+    const d = await start('detect', clock);
+    // Young enough that its grace ends 1 s from now: the alarm is armed at the margin.
+    const { artifactGenerator } = await createOwnedPair({}, kc);
+    const since = now + 1_000 - GRACE_MS - 1;
+    const ag = await writeArtifactGeneratorStatus(
+      agRefOf(artifactGenerator),
+      stuckStatus(since),
+      kc,
+    );
+    const armedAt = Math.ceil((now + ALARM_MARGIN_MS) / 1000) * 1000;
+    const alarmWrite: CallMatch = {
+      clientTag: 'detect',
+      verb: ['create', 'patch'],
+      resource: 'pingsources',
+    };
+    proxy.addFault({ kind: 'slow', delayMs: 1_000, times: 1, match: alarmWrite });
+    // While the first write is held, the clock moves on.
+    let answered = false;
+    const jump = (async () => {
+      while (!answered && proxy.count(alarmWrite) === 0) await sleep(5);
+      clock.t = now + clockJumpMs;
+    })();
+    const answer = await postEvent(d.url, agResourceEvent(ag));
+    answered = true;
+    await jump;
+    expect(answer.status).toBe(200);
+    const moment = await armedMoment();
+    if (want === 'kept') {
+      expect(moment).toBe(armedAt);
+    } else {
+      expect(moment).toBeGreaterThanOrEqual(now + clockJumpMs + ALARM_MARGIN_MS);
+    }
+  });
+});
+
 describe('surface-stalled: the AG read for an AG event', () => {
   const agReads: CallMatch = {
     clientTag: 'surface-stalled',
@@ -224,6 +304,10 @@ describe("surface-stalled: the event's AG only saves work", () => {
 
 function readyOfPs(ps: PackageSource) {
   return ps.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function older(rv: string): string {
