@@ -1,0 +1,84 @@
+// The set-up every function suite here shares: one recording, fault-injecting proxy in front of the
+// test API server (tagged per suite), one event sink standing in for the Broker, and the functions
+// started through test/support/function-under-test.ts, each calling through the proxy with its own
+// client tag and ServiceAccount. Everything started is closed after the file.
+
+import { afterAll, beforeAll } from 'vitest';
+import type { Express } from 'express';
+import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
+import { createApp as createSurfaceStalled } from '../../../functions/surface-stalled/app.js';
+import type { Logger } from '../../../shared/runtime/logger.js';
+import { testKubeConfig } from '../../support/apiserver.js';
+import {
+  commonDeps,
+  serve,
+  type SettableClock,
+  startDetectServer,
+} from '../../support/function-under-test.js';
+import { startEventSink, type EventSink, type Started } from '../../support/http-events.js';
+import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  logger?: Logger;
+}
+
+export interface FunctionSuite {
+  /** The proxy (set before the first test). */
+  readonly proxy: KubeProxy;
+  /** The Broker stand-in detect emits to (set before the first test). */
+  readonly sink: EventSink;
+  /** Serves `app`; closed after the file. */
+  serve(app: Express): Promise<Started>;
+  startDetect(clock: SettableClock, opts?: StartOptions): Promise<Started>;
+  startForceDrift(clock: SettableClock, opts?: StartOptions): Promise<Started>;
+  startSurfaceStalled(clock: SettableClock, opts?: StartOptions): Promise<Started>;
+}
+
+/** Registers the file's beforeAll/afterAll and returns its doors. */
+export function functionSuite(tag: string, kc = testKubeConfig()): FunctionSuite {
+  const servers: Started[] = [];
+  let proxy: KubeProxy | undefined;
+  let sink: EventSink | undefined;
+  beforeAll(async () => {
+    proxy = await startKubeProxy(kc, { tag });
+    sink = await startEventSink();
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    await sink?.close();
+    await proxy?.stop();
+  });
+  const ready = <T>(x: T | undefined): T => {
+    if (x === undefined) throw new Error('functionSuite: used before its beforeAll ran');
+    return x;
+  };
+  const track = (s: Started): Started => {
+    servers.push(s);
+    return s;
+  };
+  const deps = (name: string, clock: SettableClock, opts: StartOptions) =>
+    commonDeps({ kubeConfig: ready(proxy).kubeConfig(name), name, clock, ...opts });
+  return {
+    get proxy() {
+      return ready(proxy);
+    },
+    get sink() {
+      return ready(sink);
+    },
+    serve: async (app) => track(await serve(app)),
+    startDetect: async (clock, opts = {}) =>
+      track(
+        await startDetectServer({
+          kubeConfig: ready(proxy).kubeConfig('detect'),
+          clock,
+          sinkUrl: ready(sink).url,
+          ...opts,
+        }),
+      ),
+    startForceDrift: async (clock, opts = {}) =>
+      track(await serve(createForceDrift(deps('force-drift', clock, opts)))),
+    startSurfaceStalled: async (clock, opts = {}) =>
+      track(await serve(createSurfaceStalled(deps('surface-stalled', clock, opts)))),
+  };
+}
