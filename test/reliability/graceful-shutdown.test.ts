@@ -18,17 +18,16 @@ import {
   type ActionData,
 } from '../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
-import { agRefOf, getArtifactGenerator, testKubeConfig } from '../support/apiserver.js';
+import { agRefOf, getArtifactGenerator, testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { createAgWithStatus, stuckStatus } from '../support/ag-states.js';
 import { cloudEvent, postEvent } from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import { agViolations } from './support/ag-contract.js';
 import { ensureBuilt } from './support/build.js';
 import { spawnFunction, type ChildFunction } from './support/child-function.js';
-import { uniqueNamespace } from './support/cluster.js';
 import { serviceAccountToken } from '../support/identities.js';
 
-const NS = uniqueNamespace('rel-sd');
+const NS = uniqueName('rel-sd');
 const kc = testKubeConfig();
 let proxy: KubeProxy;
 let dir: string;

@@ -27,7 +27,6 @@ import { DIGEST, INVENTORY, ready } from '../support/ag-states.js';
 import { SettableClock } from '../support/function-under-test.js';
 import { startEventSink, type EventSink } from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
-import { uniqueNamespace } from './support/cluster.js';
 import {
   FUNCTION_NAMES,
   startFunction,
@@ -37,7 +36,7 @@ import {
 import { createRawClient, type RawAnswer } from './support/raw-client.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueNamespace('rel-il');
+const NS = uniqueName('rel-il');
 const MiB = 1024 * 1024;
 const kc = testKubeConfig();
 let proxy: KubeProxy;

@@ -26,7 +26,7 @@ import {
 import { SettableClock } from '../../support/function-under-test.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
 import { type CallMatch, type KubeProxy } from '../../support/kube-proxy.js';
-import { functionSuite } from './function-suite.js';
+import { functionSuite } from '../../support/function-suite.js';
 import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;

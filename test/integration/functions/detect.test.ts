@@ -29,7 +29,7 @@ import {
 } from '../../support/ag-states.js';
 import { SettableClock } from '../../support/function-under-test.js';
 import { cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionSuite } from './function-suite.js';
+import { functionSuite } from '../../support/function-suite.js';
 import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;

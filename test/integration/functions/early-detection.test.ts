@@ -29,7 +29,7 @@ import {
 import { rebuildAg } from '../../support/ag-states.js';
 import { SettableClock } from '../../support/function-under-test.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionSuite } from './function-suite.js';
+import { functionSuite } from '../../support/function-suite.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;

@@ -33,7 +33,7 @@ import {
   postEvent,
   type Mode,
 } from '../../support/http-events.js';
-import { functionSuite } from './function-suite.js';
+import { functionSuite } from '../../support/function-suite.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const kc = testKubeConfig();

@@ -35,7 +35,7 @@ import {
 import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../support/function-under-test.js';
 import { cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionSuite } from './function-suite.js';
+import { functionSuite } from '../../support/function-suite.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const kc = testKubeConfig();

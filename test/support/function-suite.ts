@@ -1,22 +1,17 @@
-// The set-up every function suite here shares: one recording, fault-injecting proxy in front of the
+// The set-up the function suites share: one recording, fault-injecting proxy in front of the
 // test API server (tagged per suite), one event sink standing in for the Broker, and the functions
 // started through test/support/function-under-test.ts, each calling through the proxy with its own
 // client tag and ServiceAccount. Everything started is closed after the file.
 
 import { afterAll, beforeAll } from 'vitest';
 import type { Express } from 'express';
-import { createApp as createForceDrift } from '../../../functions/force-drift/app.js';
-import { createApp as createSurfaceStalled } from '../../../functions/surface-stalled/app.js';
-import type { Logger } from '../../../shared/runtime/logger.js';
-import { testKubeConfig } from '../../support/apiserver.js';
-import {
-  commonDeps,
-  serve,
-  type SettableClock,
-  startDetectServer,
-} from '../../support/function-under-test.js';
-import { startEventSink, type EventSink, type Started } from '../../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+import { createApp as createForceDrift } from '../../functions/force-drift/app.js';
+import { createApp as createSurfaceStalled } from '../../functions/surface-stalled/app.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import { testKubeConfig } from './apiserver.js';
+import { commonDeps, serve, type SettableClock, startDetectServer } from './function-under-test.js';
+import { startEventSink, type EventSink, type Started } from './http-events.js';
+import { startKubeProxy, type KubeProxy } from './kube-proxy.js';
 
 export interface StartOptions {
   env?: Record<string, string>;
