@@ -26,7 +26,7 @@ import {
   stuckStatus,
 } from '../support/ag-states.js';
 import { SettableClock } from '../support/function-under-test.js';
-import { cloudEvent, postEvent } from '../support/http-events.js';
+import { agResourceEvent, cloudEvent, postEvent } from '../support/http-events.js';
 import { type KubeProxy } from '../support/kube-proxy.js';
 import { waitForCachedAg } from './support/cache-wait.js';
 import type { FaultCase } from './support/fault-cases.js';
@@ -116,20 +116,8 @@ async function armAlarm(ctx: Ctx, at: number, sinceAgo: number): Promise<void> {
   }
 }
 
-function agUpdateEvent(ag: ArtifactGenerator) {
-  const ref = agRefOf(ag);
-  return cloudEvent({
-    type: APISERVER_UPDATE,
-    source: 'https://10.96.0.1:443',
-    data: ag,
-    extensions: {
-      kind: AG_KIND,
-      apiversion: AG_API_VERSION,
-      name: ref.name,
-      namespace: ref.namespace,
-    },
-  });
-}
+const agUpdateEvent = (ag: ArtifactGenerator) =>
+  agResourceEvent(ag, APISERVER_UPDATE, 'https://10.96.0.1:443');
 
 function refEvent(ref: AgRef) {
   return cloudEvent({

@@ -31,7 +31,7 @@ import {
   ready,
   stuckStatus,
 } from '../support/ag-states.js';
-import { cloudEvent } from '../support/http-events.js';
+import { agResourceEvent, cloudEvent } from '../support/http-events.js';
 import { type KubeProxy } from '../support/kube-proxy.js';
 import { waitForCachedAg, waitForCachedPs } from './support/cache-wait.js';
 import { deleteAllPackageSources } from './support/cluster.js';
@@ -90,20 +90,8 @@ async function cleanup(ctx: Ctx): Promise<void> {
   await deletePackageSource(ctx.psName, kc);
 }
 
-function updateEvent(ag: ArtifactGenerator) {
-  const ref = agRefOf(ag);
-  return cloudEvent({
-    type: APISERVER_UPDATE,
-    source: 'https://10.96.0.1:443',
-    data: ag,
-    extensions: {
-      kind: 'ArtifactGenerator',
-      apiversion: 'source.extensions.fluxcd.io/v1beta1',
-      name: ref.name,
-      namespace: ref.namespace,
-    },
-  });
-}
+const updateEvent = (ag: ArtifactGenerator) =>
+  agResourceEvent(ag, APISERVER_UPDATE, 'https://10.96.0.1:443');
 
 const resyncEvent = () =>
   cloudEvent({
