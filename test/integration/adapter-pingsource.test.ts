@@ -3,9 +3,10 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeClient, loadKubeConfig } from '../../shared/kube/client.js';
-import { isKubeError, type KubeError } from '../../shared/kube/errors.js';
+import { isKubeError } from '../../shared/kube/errors.js';
 import type { PingSource } from '../../shared/kube/port.js';
 import { ensureNamespace, testKubeconfigPath, uniqueName } from '../support/apiserver.js';
+import { failureOf } from '../support/kube-failure.js';
 
 const FIELD_MANAGER = 'adapter-ping-test';
 // Loaded the way the functions load it: an explicit kubeconfig path.
@@ -42,16 +43,6 @@ function body(name: string, schedule = '0 * * * *'): PingSource {
       sink: { uri: 'http://broker-ingress.example/ns/default' },
     },
   };
-}
-
-async function failureOf(p: Promise<unknown>): Promise<KubeError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isKubeError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe('PingSource lifecycle', () => {

@@ -7,10 +7,11 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/c
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { createKubeClient } from '../../shared/kube/client.js';
-import { isKubeError, type KubeError } from '../../shared/kube/errors.js';
+import { isKubeError } from '../../shared/kube/errors.js';
 import type { KubePort, ListOptions } from '../../shared/kube/port.js';
 import { createTransport } from '../../shared/kube/transport.js';
 import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { failureOf } from '../support/kube-failure.js';
 
 const AG = {
   group: 'source.extensions.fluxcd.io',
@@ -59,16 +60,6 @@ async function pool<T>(
     }
   };
   await Promise.all(Array.from({ length: limit }, worker));
-}
-
-async function failureOf(p: Promise<unknown>): Promise<KubeError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isKubeError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 async function readAll(opts: ListOptions): Promise<{ items: ArtifactGenerator[]; pages: number }> {

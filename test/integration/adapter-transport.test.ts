@@ -7,8 +7,9 @@ import net from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeClient } from '../../shared/kube/client.js';
-import { isKubeError, type KubeError, type KubeErrorKind } from '../../shared/kube/errors.js';
+import { type KubeError, type KubeErrorKind } from '../../shared/kube/errors.js';
 import type { KubePort } from '../../shared/kube/port.js';
+import { failureOf } from '../support/kube-failure.js';
 
 const TOKEN = 'sha256~adapter-test-secret-token-0123456789';
 const FIELD_MANAGER = 'adapter-transport-test';
@@ -22,16 +23,6 @@ function kubeConfigFor(server: string): KubeConfig {
     currentContext: 'ctx',
   });
   return kc;
-}
-
-async function failureOf(p: Promise<unknown>): Promise<KubeError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isKubeError(err)) return err;
-    throw new Error(`expected a KubeError, got ${String(err)}`, { cause: err });
-  }
-  throw new Error('expected the call to fail');
 }
 
 function expectNoCredentials(err: KubeError): void {

@@ -6,9 +6,10 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/c
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/types.js';
 import { createKubeClient } from '../../shared/kube/client.js';
-import { isKubeError, type KubeError } from '../../shared/kube/errors.js';
+import { isKubeError } from '../../shared/kube/errors.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { failureOf } from '../support/kube-failure.js';
 
 const AG = {
   group: 'source.extensions.fluxcd.io',
@@ -75,16 +76,6 @@ async function createPs(): Promise<string> {
 
 async function readPs(name: string): Promise<Obj> {
   return (await raw.getClusterCustomObject({ ...PS, name })) as Obj;
-}
-
-async function failureOf(p: Promise<unknown>): Promise<KubeError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isKubeError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 function condition(type: string, status: string, reason: string, generation = 1): Condition {

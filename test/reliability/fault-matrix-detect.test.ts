@@ -3,14 +3,7 @@
 // alarm PingSource; its end state is that alarm plus the action events it emitted.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as k8s from '@kubernetes/client-node';
-import {
-  ANNOTATION_ALARM_MOMENT,
-  APISERVER_REF_UPDATE,
-  APISERVER_UPDATE,
-  PING,
-  parseTime,
-} from '../../shared/core/index.js';
+import { APISERVER_REF_UPDATE, APISERVER_UPDATE, PING } from '../../shared/core/index.js';
 import {
   AG_API_VERSION,
   AG_KIND,
@@ -19,7 +12,6 @@ import {
 } from '../../shared/core/types.js';
 import {
   agRefOf,
-  customObjects,
   deleteArtifactGenerator,
   makeArtifactGenerator,
   testKubeConfig,
@@ -33,40 +25,30 @@ import {
   ready,
   stuckStatus,
 } from '../support/ag-states.js';
-import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
+import { agResourceEvent, cloudEvent, postEvent } from '../support/http-events.js';
+import { type KubeProxy } from '../support/kube-proxy.js';
 import { waitForCachedAg } from './support/cache-wait.js';
-import { uniqueNamespace } from './support/cluster.js';
 import type { FaultCase } from './support/fault-cases.js';
 import { MatrixTable, type Expectation, type MatrixScenario } from './support/fault-matrix.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
+import { functionSuite } from '../support/function-suite.js';
+import { deleteAlarm, readAlarm } from '../support/recovery-alarm.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueNamespace('rel-dt');
+const NS = uniqueName('rel-dt');
 const ALARM_NS = 'source-watcher-recovery';
 const kc = testKubeConfig();
-let proxy: KubeProxy;
-let sink: EventSink;
 const table = new MatrixTable('detect');
-const ping = {
-  group: 'sources.knative.dev',
-  version: 'v1',
-  plural: 'pingsources',
-  namespace: ALARM_NS,
-};
 
 beforeAll(async () => {
   // A sweep sees every AG in the cluster; an AG due later would move the alarm the sweep settles.
   await deleteAllArtifactGenerators(kc);
-  proxy = await startKubeProxy(kc, { tag: 'matrix-detect' });
-  sink = await startEventSink();
 });
+const suite = functionSuite('matrix-detect', kc);
 afterAll(async () => {
   console.log(table.render());
-  await sink.close();
-  await proxy.stop();
 });
 
 interface Ctx {
@@ -120,9 +102,9 @@ function inGrace(): Ctx {
 async function armAlarm(ctx: Ctx, at: number, sinceAgo: number): Promise<void> {
   const server = await startFunction({
     fn: 'detect',
-    kubeConfig: proxy.kubeConfig('setup-detect'),
+    kubeConfig: suite.proxy.kubeConfig('setup-detect'),
     clock: new SettableClock(at),
-    sinkUrl: sink.url,
+    sinkUrl: suite.sink.url,
     env: { ALARM_NAME: ctx.alarm },
   });
   try {
@@ -133,20 +115,8 @@ async function armAlarm(ctx: Ctx, at: number, sinceAgo: number): Promise<void> {
   }
 }
 
-function agUpdateEvent(ag: ArtifactGenerator) {
-  const ref = agRefOf(ag);
-  return cloudEvent({
-    type: APISERVER_UPDATE,
-    source: 'https://10.96.0.1:443',
-    data: ag,
-    extensions: {
-      kind: AG_KIND,
-      apiversion: AG_API_VERSION,
-      name: ref.name,
-      namespace: ref.namespace,
-    },
-  });
-}
+const agUpdateEvent = (ag: ArtifactGenerator) =>
+  agResourceEvent(ag, APISERVER_UPDATE, 'https://10.96.0.1:443');
 
 function refEvent(ref: AgRef) {
   return cloudEvent({
@@ -169,22 +139,10 @@ const resyncEvent = () =>
     data: {},
   });
 
-async function readAlarm(name: string): Promise<{ moment: number | null } | null> {
-  try {
-    const ps = (await customObjects(kc).getNamespacedCustomObject({ ...ping, name })) as {
-      metadata: { annotations?: Record<string, string> };
-    };
-    return { moment: parseTime(ps.metadata.annotations?.[ANNOTATION_ALARM_MOMENT]) };
-  } catch (e) {
-    if (e instanceof k8s.ApiException && e.code === 404) return null;
-    throw e;
-  }
-}
-
 async function state(ctx: Ctx): Promise<unknown> {
-  const alarm = await readAlarm(ctx.alarm);
+  const alarm = await readAlarm(kc, ctx.alarm);
   const emitted = [
-    ...new Set(sink.events.filter((e) => e.subject === ctx.subject).map((e) => e.type)),
+    ...new Set(suite.sink.events.filter((e) => e.subject === ctx.subject).map((e) => e.type)),
   ].sort();
   return {
     emitted,
@@ -194,9 +152,7 @@ async function state(ctx: Ctx): Promise<unknown> {
 
 async function cleanup(ctx: Ctx): Promise<void> {
   if (ctx.onServer) await deleteArtifactGenerator(ctx.ref, kc);
-  await customObjects(kc)
-    .deleteNamespacedCustomObject({ ...ping, name: ctx.alarm })
-    .catch(() => undefined);
+  await deleteAlarm(kc, ctx.alarm);
 }
 
 const transient = (f: FaultCase): Expectation =>
@@ -248,7 +204,7 @@ function scenario(
 }
 
 defineMatrix({
-  env: () => ({ fn: 'detect', proxy, t0: T0, sinkUrl: sink.url }),
+  env: () => ({ fn: 'detect', proxy: suite.proxy, t0: T0, sinkUrl: suite.sink.url }),
   table,
   // Cells of one call run together: each has its own alarm, its own client tag and its own AG
   // (the sink is filtered by subject). A concurrent cell's AGs are stuck now or not on the server,
@@ -315,10 +271,10 @@ defineMatrix({
 
 describe('across every cell', () => {
   it('detect wrote no ArtifactGenerator and no PackageSource', () => {
-    const writes = proxy.calls.filter(
+    const writes = suite.proxy.calls.filter(
       (c) => c.resource !== 'pingsources' && !READ_VERBS.has(c.verb),
     );
-    expect(proxy.calls.length).toBeGreaterThan(0);
+    expect(suite.proxy.calls.length).toBeGreaterThan(0);
     expect(writes).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 // Fault matrix for force-drift: every API call it makes x {500, 429, 409, timeout, reset, slow},
 // writes also with the answer lost after the write applied.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   ACTION_CLEAR_TRACKING,
   ACTION_FORCE,
@@ -19,19 +19,18 @@ import {
   getArtifactGenerator,
   testKubeConfig,
   deleteArtifactGenerator,
+  uniqueName,
 } from '../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, stuckStatus } from '../support/ag-states.js';
 import { cloudEvent } from '../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import {
   agViolations,
   attemptHistoryViolations,
   attemptsOf,
   recoveryProjection,
 } from './support/ag-contract.js';
-import { uniqueNamespace } from './support/cluster.js';
+import { LogCapture } from '../harness/system/log-capture.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
-import { captureLogs } from './support/log-capture.js';
 import { postEvent } from '../support/http-events.js';
 import { createLogger } from '../../shared/runtime/logger.js';
 import type { FaultCase } from './support/fault-cases.js';
@@ -42,24 +41,19 @@ import {
   type Stage,
 } from './support/fault-matrix.js';
 import { defineMatrix } from './support/matrix-suite.js';
+import { functionSuite } from '../support/function-suite.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueNamespace('rel-fd');
+const NS = uniqueName('rel-fd');
 const kc = testKubeConfig();
-let proxy: KubeProxy;
+const suite = functionSuite('matrix-force-drift', kc);
 const table = new MatrixTable('force-drift');
 /** Past the resume settle time: a claim left without its marker or bump is finished then. */
 const REDELIVER_AFTER_MS = RESUME_SETTLE_MS + 1000;
 /** The Event writes' own deadline in these cells (the product default is 2 s). */
 const EVENT_DEADLINE_MS = 300;
 
-beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: 'matrix-force-drift' });
-});
-afterAll(async () => {
-  console.log(table.render());
-  await proxy.stop();
-});
+afterAll(() => console.log(table.render()));
 
 interface Ctx {
   readonly ref: AgRef;
@@ -187,7 +181,7 @@ const conflictRedecided =
   };
 
 defineMatrix({
-  env: () => ({ fn: 'force-drift', proxy, t0: T0 }),
+  env: () => ({ fn: 'force-drift', proxy: suite.proxy, t0: T0 }),
   table,
   concurrent: true,
   scenarios: [
@@ -242,9 +236,9 @@ defineMatrix({
 describe('Event writes refused (403): the force is unchanged, one warn line per request', () => {
   it.each([403, 500])('every Event call answered %i', async (status) => {
     const ctx = await setup('stuck');
-    const logs = captureLogs();
+    const logs = new LogCapture();
     const tag = `events-${status}-${ctx.ref.name}`;
-    const fault = proxy.addFault({
+    const fault = suite.proxy.addFault({
       match: { group: 'events.k8s.io', resource: 'events', clientTag: tag },
       kind: 'status',
       status,
@@ -252,9 +246,9 @@ describe('Event writes refused (403): the force is unchanged, one warn line per 
     });
     const server = await startFunction({
       fn: 'force-drift',
-      kubeConfig: proxy.kubeConfig(tag),
+      kubeConfig: suite.proxy.kubeConfig(tag),
       clock: new SettableClock(T0),
-      logger: createLogger({ name: 'force-drift', level: 'info', destination: logs.stream }),
+      logger: createLogger({ name: 'force-drift', level: 'info', destination: logs }),
     });
     try {
       const answer = await postEvent(server.url, actionEvent(ACTION_FORCE, ctx.created));
@@ -267,7 +261,7 @@ describe('Event writes refused (403): the force is unchanged, one warn line per 
     const ag = await getArtifactGenerator(ctx.ref, kc);
     expect(attemptsOf(ag)).toBe(1);
     expect(readyOf(ag)?.reason).toBe('SourceWatcherRecoveryForced');
-    const warnings = logs.lines().filter((l) => l.msg === 'could not write Kubernetes Event');
+    const warnings = logs.records.filter((l) => l.msg === 'could not write Kubernetes Event');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ level: 'warn', statusCode: status });
     await deleteArtifactGenerator(ctx.ref, kc);

@@ -31,31 +31,28 @@ import {
   ready,
   stuckStatus,
 } from '../support/ag-states.js';
-import { cloudEvent } from '../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
+import { agResourceEvent, cloudEvent } from '../support/http-events.js';
+import { type KubeProxy } from '../support/kube-proxy.js';
 import { waitForCachedAg, waitForCachedPs } from './support/cache-wait.js';
-import { deleteAllPackageSources, uniqueNamespace } from './support/cluster.js';
+import { deleteAllPackageSources } from './support/cluster.js';
 import type { FaultCase } from './support/fault-cases.js';
 import { MatrixTable, type Expectation, type MatrixScenario } from './support/fault-matrix.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
+import { functionSuite } from '../support/function-suite.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueNamespace('rel-ss');
+const NS = uniqueName('rel-ss');
 const kc = testKubeConfig();
-let proxy: KubeProxy;
 const table = new MatrixTable('surface-stalled');
 
 beforeAll(async () => {
   // The resync lists every AG and PackageSource: keep the cluster to this file's objects.
   await deleteAllArtifactGenerators(kc);
   await deleteAllPackageSources(kc);
-  proxy = await startKubeProxy(kc, { tag: 'matrix-surface-stalled' });
 });
-afterAll(async () => {
-  console.log(table.render());
-  await proxy.stop();
-});
+const suite = functionSuite('matrix-surface-stalled', kc);
+afterAll(() => console.log(table.render()));
 
 interface Ctx {
   readonly ref: AgRef;
@@ -93,20 +90,8 @@ async function cleanup(ctx: Ctx): Promise<void> {
   await deletePackageSource(ctx.psName, kc);
 }
 
-function updateEvent(ag: ArtifactGenerator) {
-  const ref = agRefOf(ag);
-  return cloudEvent({
-    type: APISERVER_UPDATE,
-    source: 'https://10.96.0.1:443',
-    data: ag,
-    extensions: {
-      kind: 'ArtifactGenerator',
-      apiversion: 'source.extensions.fluxcd.io/v1beta1',
-      name: ref.name,
-      namespace: ref.namespace,
-    },
-  });
-}
+const updateEvent = (ag: ArtifactGenerator) =>
+  agResourceEvent(ag, APISERVER_UPDATE, 'https://10.96.0.1:443');
 
 const resyncEvent = () =>
   cloudEvent({
@@ -182,7 +167,7 @@ function scenario(
 
 describe('calls for one AG event', () => {
   defineMatrix({
-    env: () => ({ fn: 'surface-stalled', proxy, t0: T0 }),
+    env: () => ({ fn: 'surface-stalled', proxy: suite.proxy, t0: T0 }),
     table,
     concurrent: true,
     scenarios: [
@@ -280,7 +265,7 @@ describe('calls for one AG event', () => {
 // The resync sees every pair in the cluster: its cells run one at a time.
 describe('calls of the resync', () => {
   defineMatrix({
-    env: () => ({ fn: 'surface-stalled', proxy, t0: T0 }),
+    env: () => ({ fn: 'surface-stalled', proxy: suite.proxy, t0: T0 }),
     table,
     concurrent: false,
     scenarios: [
@@ -302,10 +287,10 @@ describe('calls of the resync', () => {
 
 describe('across every cell', () => {
   it('surface-stalled never wrote an ArtifactGenerator', () => {
-    const agWrites = proxy.calls.filter(
+    const agWrites = suite.proxy.calls.filter(
       (c) => c.resource === 'artifactgenerators' && !READ_VERBS.has(c.verb),
     );
-    expect(proxy.calls.length).toBeGreaterThan(0);
+    expect(suite.proxy.calls.length).toBeGreaterThan(0);
     expect(agWrites).toEqual([]);
   });
 

@@ -14,20 +14,20 @@ import {
   formatTimeNano,
   hasMarker,
   parseTime,
+  ASKED_RESUME_SETTLE_MS,
   RESUME_SETTLE_MS,
   type ActionData,
 } from '../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
-import { agRefOf, getArtifactGenerator, testKubeConfig } from '../support/apiserver.js';
+import { agRefOf, getArtifactGenerator, testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { createAgWithStatus, stuckStatus } from '../support/ag-states.js';
 import { cloudEvent, postEvent } from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import { agViolations } from './support/ag-contract.js';
 import { ensureBuilt, spawnFunction, type ChildFunction } from '../harness/functions.js';
-import { uniqueNamespace } from './support/cluster.js';
 import { serviceAccountToken } from '../support/identities.js';
 
-const NS = uniqueNamespace('rel-sd');
+const NS = uniqueName('rel-sd');
 const kc = testKubeConfig();
 let proxy: KubeProxy;
 let dir: string;
@@ -56,12 +56,12 @@ async function startForceDrift(tag: string): Promise<ChildFunction> {
   return child;
 }
 
-function forceEvent(ag: ArtifactGenerator) {
+function forceEvent(ag: ArtifactGenerator, attempts = 0) {
   const data: ActionData = {
     namespace: ag.metadata?.namespace ?? '',
     name: ag.metadata?.name ?? '',
     resourceVersion: ag.metadata?.resourceVersion ?? '',
-    attempts: 0,
+    attempts,
     decidedAt: formatTimeNano(Date.now()),
   };
   return cloudEvent({ type: ACTION_FORCE, source: '/source-watcher-recovery/detect', data });
@@ -152,14 +152,24 @@ describe('force-drift main.js: graceful shutdown', () => {
     expect(agViolations(half)).toEqual([]);
     if (claimedAt === null) throw new Error('no claim time');
 
-    // The Broker redelivers (the request failed). Right away, the restarted function waits: the
-    // claim may still be in flight elsewhere.
+    // An event that asked for another attempt waits out the settle time: the claim may still be
+    // in flight elsewhere.
     const restarted = await startForceDrift(`${tag}-2`);
-    expect((await postEvent(restarted.url, forceEvent(half))).body).toEqual({ result: 'waiting' });
-    // After the settle time it finishes the force without counting a new attempt.
-    const wait = claimedAt + RESUME_SETTLE_MS + 200 - Date.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    expect((await postEvent(restarted.url, forceEvent(half))).body).toEqual({ result: 'resumed' });
+    expect((await postEvent(restarted.url, forceEvent(half, 1))).body).toEqual({
+      result: 'waiting',
+    });
+    // The Broker redelivers the event that asked for this force (the request failed): once the
+    // claim is ASKED_RESUME_SETTLE_MS old it finishes the force without counting a new attempt;
+    // younger, it answers 503 so that the next redelivery does (docs/adr/0044).
+    const early = await postEvent(restarted.url, forceEvent(half));
+    if ((early.body as { result: string }).result !== 'resumed') {
+      expect(early).toMatchObject({ status: 503, body: { result: 'claim-in-flight' } });
+      const wait = claimedAt + ASKED_RESUME_SETTLE_MS + 200 - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      expect((await postEvent(restarted.url, forceEvent(half))).body).toEqual({
+        result: 'resumed',
+      });
+    }
     const after = await getArtifactGenerator(ref, kc);
     expect(forced(after)).toBe(true);
     expect(parseTime(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT])).toBe(claimedAt);

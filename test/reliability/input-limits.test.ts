@@ -26,7 +26,6 @@ import { testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { DIGEST, INVENTORY, ready } from '../support/ag-states.js';
 import { startEventSink, type EventSink } from '../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
-import { uniqueNamespace } from './support/cluster.js';
 import {
   API_FUNCTION_NAMES as FUNCTION_NAMES,
   SettableClock,
@@ -37,7 +36,7 @@ import {
 import { createRawClient, type RawAnswer } from './support/raw-client.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueNamespace('rel-il');
+const NS = uniqueName('rel-il');
 const MiB = 1024 * 1024;
 const kc = testKubeConfig();
 let proxy: KubeProxy;

@@ -28,14 +28,14 @@ import {
 import { createAgWithStatus, stuckStatus } from '../support/ag-states.js';
 import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
 import { startKubeProxy, type FaultRule, type KubeProxy } from '../support/kube-proxy.js';
-import { deleteAlarm, uniqueNamespace } from './support/cluster.js';
+import { deleteAlarm } from '../support/recovery-alarm.js';
 import {
   API_FUNCTION_NAMES as FUNCTION_NAMES,
   SettableClock,
   startFunction,
   type ApiFunctionName as FunctionName,
 } from '../harness/functions.js';
-import { captureLogs, type LogCapture } from './support/log-capture.js';
+import { LogCapture } from '../harness/system/log-capture.js';
 import {
   forbiddenStrings,
   leaks,
@@ -45,7 +45,7 @@ import {
 } from './support/secrets.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueNamespace('rel-lh');
+const NS = uniqueName('rel-lh');
 const kc = testKubeConfig();
 const creds = markedCredentials();
 let proxy: KubeProxy;
@@ -165,7 +165,7 @@ async function exercise(
       kubeConfig: loadKubeConfig({ kubeconfigPath }),
       clock: new SettableClock(T0),
       requestTimeoutMs: 400,
-      logger: createLogger({ name: fn, level: 'trace', destination: logs.stream }),
+      logger: createLogger({ name: fn, level: 'trace', destination: logs }),
       sinkUrl: sink.url,
       env: { ALARM_NAME: alarmName(fn) },
     });
@@ -208,9 +208,17 @@ const API_ERRORS = [
   { kind: 'reset', writesOnly: true },
 ] as const;
 
-function expectClean(logs: LogCapture): void {
+/** The functions' log lines, parsed (records) and as written (text, for the leak scan). */
+function captureLogs(): LogCapture & { text(): string } {
+  const written: string[] = [];
+  return Object.assign(new LogCapture((line) => void written.push(line)), {
+    text: () => written.join(''),
+  });
+}
+
+function expectClean(logs: ReturnType<typeof captureLogs>): void {
   const text = logs.text();
-  scanned.lines += logs.lines().length;
+  scanned.lines += logs.records.length;
   expect(text.length).toBeGreaterThan(0);
   expect(leaks(text, creds)).toEqual([]);
 }
@@ -240,7 +248,7 @@ describe('log hygiene', () => {
     const statuses = await exercise(logs, path, API_ERRORS as never, tag);
     // The errors really happened, and were logged with their kind.
     expect(statuses.filter((s) => s >= 500).length).toBeGreaterThan(10);
-    const failed = logs.lines().filter((l) => l['msg'] === 'event failed');
+    const failed = logs.records.filter((l) => l['msg'] === 'event failed');
     const kinds = new Set(failed.map((l) => (l['err'] as { kind?: string } | undefined)?.kind));
     expect(kinds).toEqual(new Set(['Forbidden', 'Transient']));
     // The token really went out on every request (and was never logged).

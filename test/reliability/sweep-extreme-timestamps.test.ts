@@ -3,10 +3,9 @@
 // healthy) and still programs the follow-up alarm for the AG that is really due.
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import * as k8s from '@kubernetes/client-node';
-import { ANNOTATION_ALARM_MOMENT, PING, parseTime } from '../../shared/core/index.js';
+import { PING } from '../../shared/core/index.js';
 import type { Condition } from '../../shared/core/types.js';
-import { customObjects, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { testKubeConfig, uniqueName } from '../support/apiserver.js';
 import {
   createAgWithStatus,
   deleteAllArtifactGenerators,
@@ -14,56 +13,39 @@ import {
   INVENTORY,
   ready,
 } from '../support/ag-states.js';
-import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
-import { uniqueNamespace } from './support/cluster.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
+import { cloudEvent, postEvent } from '../support/http-events.js';
+import { functionSuite } from '../support/function-suite.js';
+import { readAlarm } from '../support/recovery-alarm.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueNamespace('rel-xt');
+const NS = uniqueName('rel-xt');
 const ALARM_NS = 'source-watcher-recovery';
 const kc = testKubeConfig();
-let proxy: KubeProxy;
-let sink: EventSink;
 
 beforeAll(async () => {
   await deleteAllArtifactGenerators(kc);
-  proxy = await startKubeProxy(kc, { tag: 'extreme' });
-  sink = await startEventSink();
 });
-afterAll(async () => {
-  await deleteAllArtifactGenerators(kc);
-  await sink.close();
-  await proxy.stop();
-});
+const suite = functionSuite('extreme', kc);
+afterAll(() => deleteAllArtifactGenerators(kc));
 
 const waiting = (since: string): Condition => ({
   ...ready('Unknown', 'Progressing', T0),
   lastTransitionTime: since,
 });
 
-async function alarmMoment(name: string): Promise<number | null | 'absent'> {
-  try {
-    const ps = (await customObjects(kc).getNamespacedCustomObject({
-      group: 'sources.knative.dev',
-      version: 'v1',
-      plural: 'pingsources',
-      namespace: ALARM_NS,
-      name,
-    })) as { metadata: { annotations?: Record<string, string> } };
-    return parseTime(ps.metadata.annotations?.[ANNOTATION_ALARM_MOMENT]);
-  } catch (e) {
-    if (e instanceof k8s.ApiException && e.code === 404) return 'absent';
-    throw e;
-  }
-}
+/** The alarm's due moment, or 'absent' when there is none. */
+const alarmMoment = async (name: string): Promise<number | null | 'absent'> => {
+  const alarm = await readAlarm(kc, name);
+  return alarm === null ? 'absent' : alarm.moment;
+};
 
 async function sweep(alarm: string): Promise<number> {
   const detect = await startFunction({
     fn: 'detect',
-    kubeConfig: proxy.kubeConfig('extreme'),
+    kubeConfig: suite.proxy.kubeConfig('extreme'),
     clock: new SettableClock(T0),
-    sinkUrl: sink.url,
+    sinkUrl: suite.sink.url,
     env: { ALARM_NAME: alarm },
   });
   try {

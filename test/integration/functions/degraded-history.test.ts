@@ -3,58 +3,40 @@
 // follow-up is armed, and only then does the answer reflect the error), the sweep's history reads
 // have a budget, degraded detection is visible, and force-drift verifies a signalled force itself.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   ACTION_FORCE,
-  ANNOTATION_ALARM_MOMENT,
   ANNOTATION_ATTEMPTS,
   APISERVER_UPDATE,
   PING,
   SIGNAL_LOST_WRITE,
   formatTimeNano,
-  parseTime,
   readyOf,
   type ActionData,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
-import {
-  agRefOf,
-  customObjects,
-  getArtifactGenerator,
-  testKubeConfig,
-} from '../../support/apiserver.js';
+import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
 import {
   createAgWithStatus,
   deleteAllArtifactGenerators,
   rebuildAg,
   stuckStatus,
 } from '../../support/ag-states.js';
-import { SettableClock, startFunction } from '../../harness/functions.js';
-import {
-  agResourceEvent,
-  cloudEvent,
-  postEvent,
-  startEventSink,
-  type EventSink,
-  type Started,
-} from '../../support/http-events.js';
-import { startKubeProxy, type CallMatch, type KubeProxy } from '../../support/kube-proxy.js';
+import { SettableClock } from '../../harness/functions.js';
+import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
+import { type CallMatch, type KubeProxy } from '../../support/kube-proxy.js';
+import { functionSuite } from '../../support/function-suite.js';
+import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const NS = 'source-watcher-recovery';
-const ALARM = 'recovery-alarm';
 const GRACE_MS = 30_000; // testConfig's time rule
 const kc = testKubeConfig();
-const ping = {
-  group: 'sources.knative.dev',
-  version: 'v1',
-  plural: 'pingsources',
-  namespace: NS,
-} as const;
-let proxy: KubeProxy;
-let sink: EventSink;
-const servers: Started[] = [];
+const suite = functionSuite('degraded');
+const { startDetect } = suite;
+const startForceDrift = (clock: SettableClock, logger?: Logger) =>
+  suite.startForceDrift(clock, logger !== undefined ? { logger } : {});
 
 /** detect's and force-drift's history reads: a LIST of one AG at an exact revision. */
 const historyRead = (clientTag: string): CallMatch => ({
@@ -64,39 +46,13 @@ const historyRead = (clientTag: string): CallMatch => ({
   where: (c) => c.namespace !== '',
 });
 
-beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: 'degraded' });
-  sink = await startEventSink();
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  await sink.close();
-  await proxy.stop();
-  await deleteAlarm();
-});
+afterAll(() => deleteAlarm(kc));
 beforeEach(async () => {
-  sink.events.length = 0;
-  proxy.clearFaults();
-  proxy.clearCalls();
-  await deleteAlarm();
+  suite.sink.events.length = 0;
+  suite.proxy.clearFaults();
+  suite.proxy.clearCalls();
+  await deleteAlarm(kc);
 });
-
-async function deleteAlarm(): Promise<void> {
-  await customObjects(kc)
-    .deleteNamespacedCustomObject({ ...ping, name: ALARM })
-    .catch(() => undefined);
-}
-
-async function alarmMoment(): Promise<number | null> {
-  try {
-    const ps = (await customObjects(kc).getNamespacedCustomObject({ ...ping, name: ALARM })) as {
-      metadata: { annotations?: Record<string, string> };
-    };
-    return parseTime(ps.metadata.annotations?.[ANNOTATION_ALARM_MOMENT]);
-  } catch {
-    return null;
-  }
-}
 
 interface LogLine {
   level: string;
@@ -115,34 +71,8 @@ function capturingLogger(name: string): { logger: Logger; lines: LogLine[] } {
   return { logger, lines };
 }
 
-async function startDetect(
-  clock: SettableClock,
-  opts: { env?: Record<string, string>; logger?: Logger } = {},
-): Promise<Started> {
-  const s = await startFunction({
-    fn: 'detect',
-    kubeConfig: proxy.kubeConfig('detect'),
-    clock,
-    sinkUrl: sink.url,
-    ...opts,
-  });
-  servers.push(s);
-  return s;
-}
-
-async function startForceDrift(clock: SettableClock, logger?: Logger): Promise<Started> {
-  const s = await startFunction({
-    fn: 'force-drift',
-    kubeConfig: proxy.kubeConfig('force-drift'),
-    clock,
-    ...(logger !== undefined ? { logger } : {}),
-  });
-  servers.push(s);
-  return s;
-}
-
 const forcesFor = (ag: ArtifactGenerator) =>
-  sink.events.filter(
+  suite.sink.events.filter(
     (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
   );
 
@@ -181,8 +111,8 @@ describe('detect, event path: a history read that fails is "no signal", and the 
       const d = await startDetect(new SettableClock(T0 + 1_000));
       const fault =
         kind === 'status' && status !== undefined
-          ? proxy.addFault({ kind, status, match: historyRead('detect') })
-          : proxy.addFault({ kind: 'timeout', match: historyRead('detect') });
+          ? suite.proxy.addFault({ kind, status, match: historyRead('detect') })
+          : suite.proxy.addFault({ kind: 'timeout', match: historyRead('detect') });
       const res = await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE));
       expect(fault.applied).toBe(1);
       expect({ status: res.status, result: (res.body as { result?: string }).result }).toEqual({
@@ -191,14 +121,14 @@ describe('detect, event path: a history read that fails is "no signal", and the 
       });
       expect(forcesFor(last)).toHaveLength(0);
       // Ready Unknown since T0: the time rule's follow-up, 1 ms after the grace, in whole seconds.
-      expect(await alarmMoment()).toBe(T0 + GRACE_MS + 1_000);
+      expect((await readAlarm(kc))?.moment).toBe(T0 + GRACE_MS + 1_000);
     },
   );
 
   it('a transient failure: the redelivery that reads the history forces at once', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const d = await startDetect(new SettableClock(T0 + 1_000));
-    proxy.addFault({ kind: 'status', status: 429, times: 1, match: historyRead('detect') });
+    suite.proxy.addFault({ kind: 'status', status: 429, times: 1, match: historyRead('detect') });
     expect((await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE))).status).toBe(503);
     expect((await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE))).status).toBe(200);
     expect(forcesFor(last).map((e) => (e.data as ActionData).signal)).toEqual([SIGNAL_LOST_WRITE]);
@@ -210,7 +140,7 @@ describe('detect, event path: a history read that fails is "no signal", and the 
     const ags = await Promise.all(
       [0, 1, 2, 3].map(() => rebuildAg(kc, { at: T0, lose: true }).then((b) => b.last)),
     );
-    const forbidden = proxy.addFault({
+    const forbidden = suite.proxy.addFault({
       kind: 'status',
       status: 403,
       times: 3,
@@ -218,7 +148,7 @@ describe('detect, event path: a history read that fails is "no signal", and the 
     });
     for (const ag of ags.slice(0, 3)) await postEvent(d.url, agResourceEvent(ag, APISERVER_UPDATE));
     expect(forbidden.applied).toBe(3);
-    proxy.addFault({ kind: 'status', status: 410, times: 1, match: historyRead('detect') });
+    suite.proxy.addFault({ kind: 'status', status: 410, times: 1, match: historyRead('detect') });
     await postEvent(d.url, agResourceEvent(ags[3]!, APISERVER_UPDATE));
     const gaps = (level: string) =>
       lines.filter((l) => l.level === level && l.gap !== undefined).map((l) => l.gap);
@@ -243,15 +173,19 @@ describe('detect, sweep: history reads have a budget', () => {
       [0, 1, 2].map(() => createAgWithStatus(kc, stuckStatus(T0 + 30_000))),
     );
     const stuck = await createAgWithStatus(kc, stuckStatus(T0));
-    const fault = proxy.addFault({ kind: 'status', status: 500, match: historyRead('detect') });
+    const fault = suite.proxy.addFault({
+      kind: 'status',
+      status: 500,
+      match: historyRead('detect'),
+    });
     expect(await postEvent(d.url, resync())).toMatchObject({
       status: 200,
       body: { result: 'swept' },
     });
     expect(fault.applied).toBe(1);
-    expect(proxy.count(historyRead('detect'))).toBe(1);
+    expect(suite.proxy.count(historyRead('detect'))).toBe(1);
     expect(forcesFor(stuck)).toHaveLength(1);
-    expect(await alarmMoment()).toBe(T0 + 61_000);
+    expect((await readAlarm(kc))?.moment).toBe(T0 + 61_000);
     expect(pending).toHaveLength(3);
   });
 
@@ -264,15 +198,19 @@ describe('detect, sweep: history reads have a budget', () => {
     await createAgWithStatus(kc, stuckStatus(T0 + 30_000));
     const stuck = await createAgWithStatus(kc, stuckStatus(T0));
     // Every list answers after 600 ms, past the 300 ms budget.
-    proxy.addFault({ kind: 'slow', delayMs: 600, match: { clientTag: 'detect', verb: 'list' } });
+    suite.proxy.addFault({
+      kind: 'slow',
+      delayMs: 600,
+      match: { clientTag: 'detect', verb: 'list' },
+    });
     const started = Date.now();
     const res = await postEvent(d.url, resync());
     const tookMs = Date.now() - started;
     expect(res).toMatchObject({ status: 503, body: { result: 'sweep-budget' } });
     expect(forcesFor(stuck)).toHaveLength(0);
     // No history read was started after the page (a fifth of the budget had passed).
-    expect(proxy.count(historyRead('detect'))).toBe(0);
-    expect(await alarmMoment()).toBe(T0 + 61_000);
+    expect(suite.proxy.count(historyRead('detect'))).toBe(0);
+    expect((await readAlarm(kc))?.moment).toBe(T0 + 61_000);
     // One page (600 ms) and the alarm's read and write; the bound is budget + one call + alarm.
     expect(tookMs).toBeLessThan(300 + 600 + 5_000);
   });
@@ -292,7 +230,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
       kc,
     );
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     expect(await postEvent(f.url, forceEvent(building))).toMatchObject({
       status: 200,
       body: { result: 'nothing-to-do' },
@@ -302,7 +240,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
     expect(readyOf(after)?.status).toBe('Unknown');
     expect(after.metadata?.resourceVersion).toBe(building.metadata?.resourceVersion);
     // One fresh read and one history read; no write.
-    expect(proxy.counters({ clientTag: 'force-drift' })).toEqual({
+    expect(suite.proxy.counters({ clientTag: 'force-drift' })).toEqual({
       'get artifactgenerators': 1,
       'list artifactgenerators': 1,
     });
@@ -311,12 +249,12 @@ describe('force-drift: verifies a signalled force with its own history read', ()
   it('a true signal forces: one history read more than a time-rule force (P5)', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     expect(await postEvent(f.url, forceEvent(last))).toMatchObject({
       status: 200,
       body: { result: 'forced' },
     });
-    expect(proxy.count({ clientTag: 'force-drift', resource: 'artifactgenerators' })).toBe(5);
+    expect(suite.proxy.count({ clientTag: 'force-drift', resource: 'artifactgenerators' })).toBe(5);
     expect(
       (await getArtifactGenerator(agRefOf(last), kc)).metadata?.annotations?.[ANNOTATION_ATTEMPTS],
     ).toBe('1');
@@ -329,7 +267,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
   ])('%s; nothing written', async (_label, status, answer, result) => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    proxy.addFault({ kind: 'status', status, match: historyRead('force-drift') });
+    suite.proxy.addFault({ kind: 'status', status, match: historyRead('force-drift') });
     expect(await postEvent(f.url, forceEvent(last))).toMatchObject({
       status: answer,
       body: { result },

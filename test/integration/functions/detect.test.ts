@@ -1,13 +1,11 @@
 // detect over real HTTP against the real test API server: it decides, emits action events to a
 // recording Broker stand-in, programs the follow-up alarm, and never writes AGs or PackageSources.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import * as k8s from '@kubernetes/client-node';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   ACTION_CLEAR_TRACKING,
   ACTION_FORCE,
   ACTION_STALLED,
-  ANNOTATION_ALARM_MOMENT,
   ANNOTATION_ATTEMPTS,
   ANNOTATION_LAST_RECOVERY_AT,
   ANNOTATION_REQUESTED_AT,
@@ -19,10 +17,9 @@ import {
   REASON_FORCED,
   cronFor,
   formatTimeNano,
-  parseTime,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { agRefOf, customObjects, testKubeConfig } from '../../support/apiserver.js';
+import { agRefOf, testKubeConfig } from '../../support/apiserver.js';
 import {
   createAgWithStatus,
   deleteAllArtifactGenerators,
@@ -30,85 +27,23 @@ import {
   ready,
   stuckStatus,
 } from '../../support/ag-states.js';
-import { SettableClock, startFunction } from '../../harness/functions.js';
-import {
-  cloudEvent,
-  postEvent,
-  startEventSink,
-  type EventSink,
-  type Started,
-} from '../../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+import { SettableClock } from '../../harness/functions.js';
+import { cloudEvent, postEvent } from '../../support/http-events.js';
+import { functionSuite } from '../../support/function-suite.js';
+import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const NS = 'source-watcher-recovery';
 const ALARM = 'recovery-alarm';
 const kc = testKubeConfig();
-const ping = {
-  group: 'sources.knative.dev',
-  version: 'v1',
-  plural: 'pingsources',
-  namespace: NS,
-} as const;
-let proxy: KubeProxy;
-let sink: EventSink;
-const servers: Started[] = [];
+const suite = functionSuite('detect');
+const { startDetect } = suite;
 
-beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: 'detect' });
-  sink = await startEventSink();
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  await sink.close();
-  await proxy.stop();
-});
 beforeEach(async () => {
-  sink.events.length = 0;
-  proxy.clearFaults();
-  await deleteAlarm();
+  suite.sink.events.length = 0;
+  suite.proxy.clearFaults();
+  await deleteAlarm(kc);
 });
-
-async function deleteAlarm(): Promise<void> {
-  await customObjects(kc)
-    .deleteNamespacedCustomObject({ ...ping, name: ALARM })
-    .catch(() => undefined);
-}
-async function readAlarm(): Promise<{
-  schedule: string;
-  moment: number | null;
-  rv: string;
-} | null> {
-  try {
-    const ps = (await customObjects(kc).getNamespacedCustomObject({ ...ping, name: ALARM })) as {
-      metadata: { annotations?: Record<string, string>; resourceVersion: string };
-      spec: { schedule: string };
-    };
-    return {
-      schedule: ps.spec.schedule,
-      moment: parseTime(ps.metadata.annotations?.[ANNOTATION_ALARM_MOMENT]),
-      rv: ps.metadata.resourceVersion,
-    };
-  } catch (e) {
-    if (e instanceof k8s.ApiException && e.code === 404) return null;
-    throw e;
-  }
-}
-
-async function startDetect(
-  clock: SettableClock,
-  env: Record<string, string> = {},
-): Promise<Started> {
-  const s = await startFunction({
-    fn: 'detect',
-    kubeConfig: proxy.kubeConfig('detect'),
-    clock,
-    sinkUrl: sink.url,
-    env,
-  });
-  servers.push(s);
-  return s;
-}
 
 function agEvent(type: string, ag: ArtifactGenerator) {
   const ref = agRefOf(ag);
@@ -137,12 +72,12 @@ describe('detect: AG events', () => {
     const clock = new SettableClock(T0 + 60_000);
     const d = await startDetect(clock);
     const ag = await createAgWithStatus(kc, healthyStatus(T0));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     const answer = await postEvent(d.url, agEvent(APISERVER_UPDATE, ag));
     expect(answer).toMatchObject({ status: 200, body: { result: 'healthy' } });
     expect([...answer.headers.keys()].filter((h) => h.startsWith('ce-'))).toEqual([]);
-    expect(proxy.count({ clientTag: 'detect' })).toBe(0);
-    expect(sink.events).toHaveLength(0);
+    expect(suite.proxy.count({ clientTag: 'detect' })).toBe(0);
+    expect(suite.sink.events).toHaveLength(0);
   });
 
   it.each([
@@ -173,21 +108,21 @@ describe('detect: AG events', () => {
     async (_name, status, annotations, now, type) => {
       const d = await startDetect(new SettableClock(now));
       const ag = await createAgWithStatus(kc, status, { annotations });
-      proxy.clearCalls();
+      suite.proxy.clearCalls();
       expect((await postEvent(d.url, agEvent(APISERVER_UPDATE, ag))).status).toBe(200);
-      expect(sink.events.map((e) => e.type)).toEqual([type]);
+      expect(suite.sink.events.map((e) => e.type)).toEqual([type]);
       const ref = agRefOf(ag);
-      expect(sink.events[0]).toMatchObject({
+      expect(suite.sink.events[0]).toMatchObject({
         source: '/source-watcher-recovery/detect',
         subject: `${ref.namespace}/${ref.name}`,
       });
-      expect(sink.events[0]?.data).toMatchObject({
+      expect(suite.sink.events[0]?.data).toMatchObject({
         ...ref,
         resourceVersion: ag.metadata?.resourceVersion,
         attempts: Number(annotations[ANNOTATION_ATTEMPTS] ?? 0),
       });
       expect(
-        proxy.count({
+        suite.proxy.count({
           clientTag: 'detect',
           resource: 'artifactgenerators',
           verb: ['patch', 'update', 'create', 'delete'],
@@ -200,7 +135,7 @@ describe('detect: AG events', () => {
     const d = await startDetect(new SettableClock(T0 + 31_000));
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
     await postEvent(d.url, agEvent(APISERVER_ADD, ag));
-    expect(sink.events.map((e) => e.type)).toEqual([ACTION_FORCE]);
+    expect(suite.sink.events.map((e) => e.type)).toEqual([ACTION_FORCE]);
   });
 
   it('a Reference-mode event reads the AG first', async () => {
@@ -216,10 +151,10 @@ describe('detect: AG events', () => {
       },
       extensions: { kind: 'ArtifactGenerator', name: ref.name, namespace: ref.namespace },
     });
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     expect((await postEvent(d.url, event)).status).toBe(200);
-    expect(proxy.count({ clientTag: 'detect', verb: 'get', name: ref.name })).toBe(1);
-    expect(sink.events.map((e) => e.type)).toEqual([ACTION_FORCE]);
+    expect(suite.proxy.count({ clientTag: 'detect', verb: 'get', name: ref.name })).toBe(1);
+    expect(suite.sink.events.map((e) => e.type)).toEqual([ACTION_FORCE]);
   });
 
   it('a delete event, another kind, or an unknown type is ignored with 200', async () => {
@@ -236,7 +171,7 @@ describe('detect: AG events', () => {
     ]) {
       expect((await postEvent(d.url, event)).status).toBe(200);
     }
-    expect(sink.events).toHaveLength(0);
+    expect(suite.sink.events).toHaveLength(0);
   });
 
   it.each([
@@ -248,32 +183,32 @@ describe('detect: AG events', () => {
     ],
   ])('answers 400 for an AG event with %s, and does nothing', async (_n, data) => {
     const d = await startDetect(new SettableClock(T0));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     const answer = await postEvent(
       d.url,
       cloudEvent({ type: APISERVER_UPDATE, data, extensions: { kind: 'ArtifactGenerator' } }),
     );
     expect(answer.status).toBe(400);
-    expect(proxy.count({ clientTag: 'detect' })).toBe(0);
-    expect(sink.events).toHaveLength(0);
+    expect(suite.proxy.count({ clientTag: 'detect' })).toBe(0);
+    expect(suite.sink.events).toHaveLength(0);
   });
 
   it('answers 503 when the Broker refuses the action (so it is redelivered)', async () => {
     const d = await startDetect(new SettableClock(T0 + 31_000));
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
-    sink.failNext(500);
+    suite.sink.failNext(500);
     expect((await postEvent(d.url, agEvent(APISERVER_UPDATE, ag))).status).toBe(503);
     expect((await postEvent(d.url, agEvent(APISERVER_UPDATE, ag))).status).toBe(200);
-    expect(sink.events.map((e) => e.type)).toEqual([ACTION_FORCE]);
+    expect(suite.sink.events.map((e) => e.type)).toEqual([ACTION_FORCE]);
   });
 
   it('mode off: a stuck AG causes nothing', async () => {
-    const d = await startDetect(new SettableClock(T0 + 31_000), { RECOVERY_MODE: 'off' });
+    const d = await startDetect(new SettableClock(T0 + 31_000), { env: { RECOVERY_MODE: 'off' } });
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     expect((await postEvent(d.url, agEvent(APISERVER_UPDATE, ag))).status).toBe(200);
-    expect(sink.events).toHaveLength(0);
-    expect(proxy.count({ clientTag: 'detect' })).toBe(0);
+    expect(suite.sink.events).toHaveLength(0);
+    expect(suite.proxy.count({ clientTag: 'detect' })).toBe(0);
   });
 });
 
@@ -298,7 +233,7 @@ describe('detect: follow-up alarm', () => {
     const d = await startDetect(new SettableClock(now));
     const ag = await createAgWithStatus(kc, status, { annotations });
     await postEvent(d.url, agEvent(APISERVER_UPDATE, ag));
-    const alarm = await readAlarm();
+    const alarm = await readAlarm(kc);
     expect(alarm?.moment).toBe(expectedMoment);
     expect(alarm?.schedule).toBe(cronFor(expectedMoment));
   });
@@ -308,17 +243,17 @@ describe('detect: follow-up alarm', () => {
     const d = await startDetect(clock);
     const early = await createAgWithStatus(kc, stuckStatus(T0));
     await postEvent(d.url, agEvent(APISERVER_UPDATE, early));
-    const armed = await readAlarm();
+    const armed = await readAlarm(kc);
     expect(armed?.moment).toBe(T0 + 31_000);
     const later = await createAgWithStatus(kc, stuckStatus(T0 + 3_000));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     await Promise.all(
       Array.from({ length: 100 }, () => postEvent(d.url, agEvent(APISERVER_UPDATE, later))),
     );
     expect(
-      proxy.count({ resource: 'pingsources', verb: ['create', 'patch', 'delete', 'update'] }),
+      suite.proxy.count({ resource: 'pingsources', verb: ['create', 'patch', 'delete', 'update'] }),
     ).toBe(0);
-    expect((await readAlarm())?.rv).toBe(armed?.rv);
+    expect((await readAlarm(kc))?.rv).toBe(armed?.rv);
   });
 
   it('an earlier due time moves the alarm earlier; concurrent replicas never leave it later than the earliest', async () => {
@@ -338,7 +273,7 @@ describe('detect: follow-up alarm', () => {
         .map((ag, i) => postEvent(replicas[i % 3]?.url ?? '', agEvent(APISERVER_UPDATE, ag)))
         .reverse(),
     );
-    expect((await readAlarm())?.moment).toBe(T0 + 31_000);
+    expect((await readAlarm(kc))?.moment).toBe(T0 + 31_000);
   });
 });
 
@@ -359,15 +294,15 @@ describe('detect: sweep (resync or alarm ping)', () => {
     );
     const stuck = await createAgWithStatus(kc, stuckStatus(T0));
     const pending = await createAgWithStatus(kc, stuckStatus(T0 + 30_000));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     expect(await postEvent(d.url, resync())).toMatchObject({
       status: 200,
       body: { result: 'swept' },
     });
-    expect(sink.events.map((e) => [e.type, (e.data as { name: string }).name])).toEqual([
+    expect(suite.sink.events.map((e) => [e.type, (e.data as { name: string }).name])).toEqual([
       [ACTION_FORCE, stuck.metadata?.name],
     ]);
-    const lists = proxy.callsMatching({
+    const lists = suite.proxy.callsMatching({
       clientTag: 'detect',
       verb: 'list',
       resource: 'artifactgenerators',
@@ -379,7 +314,7 @@ describe('detect: sweep (resync or alarm ping)', () => {
     expect(lists.find((c) => c.path.includes('resourceVersionMatch=Exact'))?.path).toContain(
       encodeURIComponent(`metadata.name=${pending.metadata?.name ?? ''}`),
     );
-    expect((await readAlarm())?.moment).toBe(T0 + 61_000);
+    expect((await readAlarm(kc))?.moment).toBe(T0 + 61_000);
     expect(healthy).toHaveLength(5);
     expect(pending.metadata?.name).toBeTruthy();
   });
@@ -390,7 +325,7 @@ describe('detect: sweep (resync or alarm ping)', () => {
     const d = await startDetect(clock);
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
     await postEvent(d.url, agEvent(APISERVER_UPDATE, ag));
-    expect((await readAlarm())?.moment).toBe(T0 + 31_000);
+    expect((await readAlarm(kc))?.moment).toBe(T0 + 31_000);
     // The AG heals before the alarm fires; the alarm fires; its sweep finds nothing due.
     const { writeArtifactGeneratorStatus } = await import('../../support/apiserver.js');
     await writeArtifactGeneratorStatus(
@@ -407,12 +342,12 @@ describe('detect: sweep (resync or alarm ping)', () => {
         data: { purpose: 'follow-up' },
       }),
     );
-    expect(await readAlarm()).toBeNull();
+    expect(await readAlarm(kc)).toBeNull();
     // The idle resync writes nothing.
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     await postEvent(d.url, resync());
     expect(
-      proxy.count({ clientTag: 'detect', verb: ['create', 'patch', 'update', 'delete'] }),
+      suite.proxy.count({ clientTag: 'detect', verb: ['create', 'patch', 'update', 'delete'] }),
     ).toBe(0);
   });
 
@@ -428,10 +363,10 @@ describe('detect: sweep (resync or alarm ping)', () => {
           await createArtifactGenerator(makeArtifactGenerator({ namespace: 'sweep' }), kc);
       }),
     );
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     expect((await postEvent(d.url, resync())).status).toBe(200);
-    expect(proxy.count({ clientTag: 'detect', verb: 'list' })).toBe(3);
-    expect(sink.events).toHaveLength(0);
+    expect(suite.proxy.count({ clientTag: 'detect', verb: 'list' })).toBe(3);
+    expect(suite.sink.events).toHaveLength(0);
     await deleteAllArtifactGenerators(kc);
   }, 120_000);
 });

@@ -4,7 +4,7 @@
 // proved on, and honest rebuilds left alone. The AG versions are written in source-watcher's
 // recorded order (test/support/ag-states.ts rebuildAg).
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   ACTION_FORCE,
   ANNOTATION_ATTEMPTS,
@@ -27,72 +27,23 @@ import {
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { rebuildAg } from '../../support/ag-states.js';
-import { SettableClock, startFunction } from '../../harness/functions.js';
-import {
-  agResourceEvent,
-  cloudEvent,
-  postEvent,
-  startEventSink,
-  type EventSink,
-  type Started,
-} from '../../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+import { SettableClock } from '../../harness/functions.js';
+import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
+import { functionSuite } from '../../support/function-suite.js';
+import { deleteAlarm } from '../../support/recovery-alarm.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const kc = testKubeConfig();
-let proxy: KubeProxy;
-let sink: EventSink;
-const servers: Started[] = [];
+const suite = functionSuite('early');
+const { startDetect, startForceDrift } = suite;
 
-beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: 'early' });
-  sink = await startEventSink();
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  await sink.close();
-  await proxy.stop();
-  // detect armed its follow-up alarm for the honest builds in progress: leave no alarm behind.
-  await customObjects(kc)
-    .deleteNamespacedCustomObject({
-      group: 'sources.knative.dev',
-      version: 'v1',
-      plural: 'pingsources',
-      namespace: 'source-watcher-recovery',
-      name: 'recovery-alarm',
-    })
-    .catch(() => undefined);
-});
+// detect armed its follow-up alarm for the honest builds in progress: leave no alarm behind.
+afterAll(() => deleteAlarm(kc));
 beforeEach(() => {
-  sink.events.length = 0;
-  proxy.clearFaults();
-  proxy.clearCalls();
+  suite.sink.events.length = 0;
+  suite.proxy.clearFaults();
+  suite.proxy.clearCalls();
 });
-
-async function startDetect(
-  clock: SettableClock,
-  env: Record<string, string> = {},
-): Promise<Started> {
-  const s = await startFunction({
-    fn: 'detect',
-    kubeConfig: proxy.kubeConfig('detect'),
-    clock,
-    sinkUrl: sink.url,
-    env,
-  });
-  servers.push(s);
-  return s;
-}
-
-async function startForceDrift(clock: SettableClock): Promise<Started> {
-  const s = await startFunction({
-    fn: 'force-drift',
-    kubeConfig: proxy.kubeConfig('force-drift'),
-    clock,
-  });
-  servers.push(s);
-  return s;
-}
 
 function updateEvent(ag: ArtifactGenerator) {
   return agResourceEvent(ag, APISERVER_UPDATE, 'https://127.0.0.1:6443');
@@ -111,13 +62,16 @@ function forceEvent(ag: ArtifactGenerator, signal: boolean) {
 }
 
 const forcesFor = (ag: ArtifactGenerator) =>
-  sink.events.filter(
+  suite.sink.events.filter(
     (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
   );
 
 describe('adapter: an AG version just before another', () => {
   const port = () =>
-    createKubeClient({ kubeConfig: proxy.kubeConfig('adapter'), fieldManager: 'test-adapter' });
+    createKubeClient({
+      kubeConfig: suite.proxy.kubeConfig('adapter'),
+      fieldManager: 'test-adapter',
+    });
 
   it('returns each previous version exactly, and absent before creation', async () => {
     const { versions } = await rebuildAg(kc, { at: T0, lose: true });
@@ -169,7 +123,11 @@ describe('adapter: an AG version just before another', () => {
       kind: 'unavailable',
       why: 'not-comparable',
     });
-    proxy.addFault({ kind: 'status', status: 410, match: { resource: 'artifactgenerators' } });
+    suite.proxy.addFault({
+      kind: 'status',
+      status: 410,
+      match: { resource: 'artifactgenerators' },
+    });
     expect(await port().getArtifactGeneratorBefore(ref, last.metadata!.resourceVersion!)).toEqual({
       kind: 'unavailable',
       why: 'compacted',
@@ -180,7 +138,7 @@ describe('adapter: an AG version just before another', () => {
     await expect(
       port().getArtifactGeneratorBefore({ namespace: 'cozy-system', name: 'Bad/Name' }, '10'),
     ).rejects.toMatchObject({ kind: 'Invalid' });
-    expect(proxy.count({ clientTag: 'adapter' })).toBe(0);
+    expect(suite.proxy.count({ clientTag: 'adapter' })).toBe(0);
   });
 });
 
@@ -188,7 +146,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
   it('forces a lost Ready write 1 s after the stall, with the signal, from one history read', async () => {
     const { versions, last } = await rebuildAg(kc, { at: T0, lose: true });
     const d = await startDetect(new SettableClock(T0 + 1_000));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     for (const v of versions.slice(1)) {
       expect((await postEvent(d.url, updateEvent(v))).status).toBe(200);
     }
@@ -200,7 +158,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
       signal: SIGNAL_LOST_WRITE,
     });
     // Two candidates (in progress, stuck): one history read each; nothing written to the AG.
-    expect(proxy.counters({ clientTag: 'detect', resource: 'artifactgenerators' })).toEqual({
+    expect(suite.proxy.counters({ clientTag: 'detect', resource: 'artifactgenerators' })).toEqual({
       'list artifactgenerators': 2,
     });
   });
@@ -240,17 +198,19 @@ describe('detect: the lost write itself, seconds after it happened', () => {
 
   it('with RECOVERY_EARLY_DETECTION=off reads no history and waits for the time rule', async () => {
     const { versions, last } = await rebuildAg(kc, { at: T0, lose: true });
-    const d = await startDetect(new SettableClock(T0 + 1_000), { RECOVERY_EARLY_DETECTION: 'off' });
-    proxy.clearCalls();
+    const d = await startDetect(new SettableClock(T0 + 1_000), {
+      env: { RECOVERY_EARLY_DETECTION: 'off' },
+    });
+    suite.proxy.clearCalls();
     for (const v of versions.slice(1)) await postEvent(d.url, updateEvent(v));
     expect(forcesFor(last)).toHaveLength(0);
-    expect(proxy.count({ clientTag: 'detect', verb: 'list' })).toBe(0);
+    expect(suite.proxy.count({ clientTag: 'detect', verb: 'list' })).toBe(0);
   });
 
   it('answers 503 (redelivery) when the history read fails transiently, and forces on redelivery', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const d = await startDetect(new SettableClock(T0 + 1_000));
-    const fault = proxy.addFault({
+    const fault = suite.proxy.addFault({
       kind: 'status',
       status: 503,
       times: 1,
@@ -268,7 +228,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
   it('forces attempt 1 within the grace period when the AG is still that version', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     expect(await postEvent(f.url, forceEvent(last, true))).toMatchObject({
       status: 200,
       body: { result: 'forced' },
@@ -279,9 +239,11 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
     expect(readyOf(ag)).toMatchObject({ status: 'False', reason: REASON_FORCED });
     // P5: one fresh read, the history read that verifies the signal (issue 19) and the three
     // writes, no more; plus the force's Event (issue 15).
-    expect(proxy.count({ clientTag: 'force-drift', resource: 'artifactgenerators' })).toBe(5);
-    expect(proxy.count({ clientTag: 'force-drift', resource: 'events', verb: 'create' })).toBe(1);
-    expect(proxy.count({ clientTag: 'force-drift' })).toBe(6);
+    expect(suite.proxy.count({ clientTag: 'force-drift', resource: 'artifactgenerators' })).toBe(5);
+    expect(
+      suite.proxy.count({ clientTag: 'force-drift', resource: 'events', verb: 'create' }),
+    ).toBe(1);
+    expect(suite.proxy.count({ clientTag: 'force-drift' })).toBe(6);
   });
 
   it('does nothing when the AG moved since and its own history shows no lost write (the proof is about another version)', async () => {
@@ -323,7 +285,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
   it('refuses an unknown signal with 400 and writes nothing', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     const bad = forceEvent(last, true);
     const answer = await postEvent(
       f.url,
@@ -334,6 +296,6 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
       }),
     );
     expect(answer.status).toBe(400);
-    expect(proxy.count({ clientTag: 'force-drift' })).toBe(0);
+    expect(suite.proxy.count({ clientTag: 'force-drift' })).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
-// force-drift over real HTTP against the real test API server, through a recording proxy.
+// force-drift over real HTTP against the real test API server, through a recording suite.proxy.
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   ACTION_CLEAR_TRACKING,
   ACTION_FORCE,
@@ -26,45 +26,23 @@ import {
   reconciling,
   stuckStatus,
 } from '../../support/ag-states.js';
-import { SettableClock, startFunction } from '../../harness/functions.js';
+import { SettableClock } from '../../harness/functions.js';
 import {
   actionEvent as sharedActionEvent,
   cloudEvent,
   postEvent,
   type Mode,
-  type Started,
 } from '../../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+import { functionSuite } from '../../support/function-suite.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const kc = testKubeConfig();
-let proxy: KubeProxy;
-const servers: Started[] = [];
+const suite = functionSuite('force-drift');
+const { startForceDrift } = suite;
 
-beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: 'force-drift' });
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  await proxy.stop();
-});
 afterEach(() => {
-  proxy.clearFaults();
+  suite.proxy.clearFaults();
 });
-
-async function startForceDrift(
-  clock: SettableClock,
-  env: Record<string, string> = {},
-): Promise<Started> {
-  const s = await startFunction({
-    fn: 'force-drift',
-    kubeConfig: proxy.kubeConfig('force-drift'),
-    clock,
-    env,
-  });
-  servers.push(s);
-  return s;
-}
 
 const actionEvent = (type: string, ag: ArtifactGenerator, attempts = 0) =>
   sharedActionEvent(type, ag, attempts, T0);
@@ -100,7 +78,7 @@ describe('force-drift: force', () => {
       expect(after.status?.inventory).toEqual(ag.status?.inventory);
       expect(after.metadata?.generation).toBe(1);
       // One read, three writes: the protocol's whole cost.
-      const calls = proxy.callsMatching({
+      const calls = suite.proxy.callsMatching({
         clientTag: 'force-drift',
         name: ag.metadata?.name ?? '',
       });
@@ -188,7 +166,7 @@ describe('force-drift: force', () => {
 
   it('writes nothing in observe mode', async () => {
     const clock = new SettableClock(T0 + 31_000);
-    const fd = await startForceDrift(clock, { RECOVERY_MODE: 'observe' });
+    const fd = await startForceDrift(clock, { env: { RECOVERY_MODE: 'observe' } });
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).body).toEqual({
       result: 'observed',
@@ -263,7 +241,7 @@ describe('force-drift: concurrency and failures', () => {
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
     const event = actionEvent(ACTION_FORCE, ag);
     // Hold the first reads so that every request decides on the same resourceVersion: a real race.
-    proxy.addFault({
+    suite.proxy.addFault({
       match: { verb: 'get', name: ag.metadata?.name ?? '' },
       kind: 'slow',
       delayMs: 300,
@@ -291,10 +269,10 @@ describe('force-drift: concurrency and failures', () => {
     const after = await getArtifactGenerator(agRefOf(ag), kc);
     expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('1');
     expect(
-      proxy.count({ verb: 'patch', subresource: '', name: ag.metadata?.name ?? '' }),
+      suite.proxy.count({ verb: 'patch', subresource: '', name: ag.metadata?.name ?? '' }),
     ).toBeGreaterThanOrEqual(2);
     expect(
-      proxy.count({ verb: 'patch', subresource: 'status', name: ag.metadata?.name ?? '' }),
+      suite.proxy.count({ verb: 'patch', subresource: 'status', name: ag.metadata?.name ?? '' }),
     ).toBe(1);
   });
 
@@ -302,7 +280,7 @@ describe('force-drift: concurrency and failures', () => {
     const clock = new SettableClock(T0 + 31_000);
     const fd = await startForceDrift(clock);
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
-    proxy.addFault({
+    suite.proxy.addFault({
       match: { verb: 'patch', subresource: 'status', name: ag.metadata?.name ?? '' },
       kind: 'status',
       status: 409,
@@ -321,7 +299,7 @@ describe('force-drift: concurrency and failures', () => {
     const fd = await startForceDrift(clock);
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
     const name = ag.metadata?.name ?? '';
-    proxy.addFault({
+    suite.proxy.addFault({
       match: { verb: 'patch', subresource: 'status', name },
       kind: 'status',
       status: 500,
@@ -334,7 +312,7 @@ describe('force-drift: concurrency and failures', () => {
     expect(readyOf(claimed)?.status).toBe('Unknown');
 
     // A redelivery right away must not double the force.
-    proxy.clearFaults();
+    suite.proxy.clearFaults();
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, claimed, 1))).body).toEqual({
       result: 'waiting',
     });
@@ -357,9 +335,9 @@ describe('force-drift: concurrency and failures', () => {
   ])('answers 503 when the read fails with %s, and writes nothing', async (_n, fault) => {
     const fd = await startForceDrift(new SettableClock(T0 + 31_000));
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
-    proxy.addFault({ match: { verb: 'get', name: ag.metadata?.name ?? '' }, ...fault });
+    suite.proxy.addFault({ match: { verb: 'get', name: ag.metadata?.name ?? '' }, ...fault });
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).status).toBe(503);
-    proxy.clearFaults();
+    suite.proxy.clearFaults();
     expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
       ag.metadata?.resourceVersion,
     );
@@ -440,10 +418,10 @@ describe('force-drift: bad input', () => {
     ],
   ])('answers 400 for %s, with no API call', async (_name, data) => {
     const fd = await startForceDrift(new SettableClock(T0));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     const answer = await postEvent(fd.url, cloudEvent({ type: ACTION_FORCE, data }));
     expect(answer.status).toBe(400);
-    expect(proxy.count({ clientTag: 'force-drift' })).toBe(0);
+    expect(suite.proxy.count({ clientTag: 'force-drift' })).toBe(0);
   });
 
   it('ignores an event type it does not handle (200)', async () => {

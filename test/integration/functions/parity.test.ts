@@ -3,7 +3,7 @@
 // Ready projects Unknown/ArtifactGeneratorNotReady; a requestedAt bumped by someone else during a
 // wait window is not resumed as if it were an interrupted force of ours.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   ACTION_FORCE,
   ANNOTATION_ATTEMPTS,
@@ -32,31 +32,23 @@ import {
   uniqueName,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, ready, stuckStatus } from '../../support/ag-states.js';
-import { SettableClock, startFunction } from '../../harness/functions.js';
-import {
-  actionEvent,
-  agResourceEvent,
-  cloudEvent,
-  postEvent,
-  startEventSink,
-  type EventSink,
-  type Started,
-} from '../../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+import { SettableClock } from '../../harness/functions.js';
+import { actionEvent, agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
+import { functionSuite } from '../../support/function-suite.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const kc = testKubeConfig();
 const HOLD = 'test.cozystack.io/hold';
 const psApi = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' } as const;
-let proxy: KubeProxy;
-let sink: EventSink;
-const servers: Started[] = [];
 const held: string[] = [];
+const suite = functionSuite('parity');
+const starters = {
+  'force-drift': suite.startForceDrift,
+  'surface-stalled': suite.startSurfaceStalled,
+  detect: suite.startDetect,
+} as const;
+const start = (which: keyof typeof starters, clock: SettableClock) => starters[which](clock);
 
-beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: 'parity' });
-  sink = await startEventSink();
-});
 afterAll(async () => {
   // Let the held PackageSources go.
   for (const name of held) {
@@ -67,24 +59,7 @@ afterAll(async () => {
       )
       .catch(() => undefined);
   }
-  await Promise.all(servers.map((s) => s.close()));
-  await sink.close();
-  await proxy.stop();
 });
-
-async function start(
-  which: 'force-drift' | 'surface-stalled' | 'detect',
-  clock: SettableClock,
-): Promise<Started> {
-  const s = await startFunction({
-    fn: which,
-    kubeConfig: proxy.kubeConfig(which),
-    clock,
-    sinkUrl: sink.url,
-  });
-  servers.push(s);
-  return s;
-}
 
 /** A PackageSource and an AG it controls; `deleting` deletes the PackageSource under a finalizer. */
 async function ownedPair(
@@ -224,11 +199,11 @@ describe('item 3: a requestedAt bumped by someone else during a wait window', ()
   });
 
   it('detect emits no force for it', async () => {
-    sink.events.length = 0;
+    suite.sink.events.length = 0;
     const d = await start('detect', new SettableClock(now));
     const { ag } = await claimed(claim + 5_000);
     expect((await postEvent(d.url, agEvent(ag))).status).toBe(200);
-    expect(sink.events.filter((e) => e.type === ACTION_FORCE)).toEqual([]);
+    expect(suite.sink.events.filter((e) => e.type === ACTION_FORCE)).toEqual([]);
   });
 
   it('an older requestedAt is still our unfinished force, and is resumed (control)', async () => {

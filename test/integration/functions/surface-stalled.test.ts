@@ -1,7 +1,7 @@
 // surface-stalled over real HTTP against the real test API server: the only writer of
 // PackageSource Ready.
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   ACTION_STALLED,
   ANNOTATION_ATTEMPTS,
@@ -33,37 +33,16 @@ import {
   writePackageSourceStatus,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
-import { SettableClock, startFunction } from '../../harness/functions.js';
-import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+import { SettableClock } from '../../harness/functions.js';
+import { cloudEvent, postEvent } from '../../support/http-events.js';
+import { functionSuite } from '../../support/function-suite.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const kc = testKubeConfig();
-let proxy: KubeProxy;
-const servers: Started[] = [];
+const suite = functionSuite('surface-stalled');
+const startSurface = suite.startSurfaceStalled;
 
-beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: 'surface-stalled' });
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  await proxy.stop();
-});
-afterEach(() => proxy.clearFaults());
-
-async function startSurface(
-  clock: SettableClock,
-  env: Record<string, string> = {},
-): Promise<Started> {
-  const s = await startFunction({
-    fn: 'surface-stalled',
-    kubeConfig: proxy.kubeConfig('surface-stalled'),
-    clock,
-    env,
-  });
-  servers.push(s);
-  return s;
-}
+afterEach(() => suite.proxy.clearFaults());
 
 /** A PackageSource (with an unrelated condition that must survive) and an AG it owns. */
 async function ownedPair(
@@ -120,9 +99,9 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
     const s = await startSurface(new SettableClock(T0 + 60_000));
     const { ag } = await ownedPair(healthyStatus(T0));
     await postEvent(s.url, agEvent(ag));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'in-step' });
-    const calls = proxy.callsMatching({ clientTag: 'surface-stalled' });
+    const calls = suite.proxy.callsMatching({ clientTag: 'surface-stalled' });
     expect(calls.map((c) => `${c.verb} ${c.resource}`)).toEqual(['get packagesources']);
     expect(calls.every((c) => c.path.includes('resourceVersion=0'))).toBe(true);
   });
@@ -182,9 +161,9 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
   it('an AG with no PackageSource owner gets no PackageSource write', async () => {
     const s = await startSurface(new SettableClock(T0 + 60_000));
     const ag = await createAgWithStatus(kc, healthyStatus(T0));
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'no-owner' });
-    expect(proxy.count({ clientTag: 'surface-stalled', resource: 'packagesources' })).toBe(0);
+    expect(suite.proxy.count({ clientTag: 'surface-stalled', resource: 'packagesources' })).toBe(0);
   });
 
   it('a missing PackageSource answers 200', async () => {
@@ -193,7 +172,7 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
     // deleting the AG (an AG created with an absent owner is collected at once): the owner
     // exists, and surface-stalled is told it does not.
     const { name, ag } = await ownedPair(healthyStatus(T0));
-    proxy.addFault({
+    suite.proxy.addFault({
       match: { clientTag: 'surface-stalled', resource: 'packagesources', name },
       kind: 'status',
       status: 404,
@@ -217,7 +196,9 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
   });
 
   it('writes nothing in observe mode', async () => {
-    const s = await startSurface(new SettableClock(T0 + 60_000), { RECOVERY_MODE: 'observe' });
+    const s = await startSurface(new SettableClock(T0 + 60_000), {
+      env: { RECOVERY_MODE: 'observe' },
+    });
     const { name, ag } = await ownedPair(healthyStatus(T0));
     const before = await getPackageSource(name, kc);
     expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'observed' });
@@ -229,7 +210,7 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
   it('re-reads fresh and retries after a conflict on the status write', async () => {
     const s = await startSurface(new SettableClock(T0 + 60_000));
     const { name, ag } = await ownedPair(healthyStatus(T0));
-    proxy.addFault({
+    suite.proxy.addFault({
       match: { verb: 'patch', resource: 'packagesources', name },
       kind: 'status',
       status: 409,
@@ -242,13 +223,13 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
   it('answers 503 on a transient API error, and the redelivery completes', async () => {
     const s = await startSurface(new SettableClock(T0 + 60_000));
     const { name, ag } = await ownedPair(healthyStatus(T0));
-    proxy.addFault({
+    suite.proxy.addFault({
       match: { verb: 'patch', resource: 'packagesources', name },
       kind: 'status',
       status: 500,
     });
     expect((await postEvent(s.url, agEvent(ag))).status).toBe(503);
-    proxy.clearFaults();
+    suite.proxy.clearFaults();
     expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'updated' });
   });
 
@@ -273,7 +254,7 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
     expect(readyOfPs(await getPackageSource(pairs[0].name, kc))?.reason).toBe('Succeeded');
     expect(readyOfPs(await getPackageSource(pairs[1].name, kc))?.reason).toBe('SourceFetchFailed');
     // A second resync writes nothing.
-    proxy.clearCalls();
+    suite.proxy.clearCalls();
     await postEvent(
       s.url,
       cloudEvent({
@@ -283,7 +264,10 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
       }),
     );
     expect(
-      proxy.count({ clientTag: 'surface-stalled', verb: ['patch', 'update', 'create', 'delete'] }),
+      suite.proxy.count({
+        clientTag: 'surface-stalled',
+        verb: ['patch', 'update', 'create', 'delete'],
+      }),
     ).toBe(0);
   });
 

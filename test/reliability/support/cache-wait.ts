@@ -8,53 +8,43 @@ import type { KubePort } from '../../../shared/kube/port.js';
 import type { AgRef } from '../../../shared/core/types.js';
 import { testKubeConfig } from '../../support/apiserver.js';
 
-let direct: KubePort | undefined;
+type CachedRead = (kube: KubePort) => Promise<{ metadata?: { resourceVersion?: string } }>;
 
-/** A product adapter straight to the API server (no proxy), for setups. */
-export function directKube(): KubePort {
-  direct ??= createKubeClient({
+/** Polls `read` (a product adapter straight to the API server, no proxy) until it shows `rv`. */
+async function untilCached(
+  what: string,
+  resourceVersion: string | undefined,
+  read: CachedRead,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const kube = createKubeClient({
     kubeConfig: testKubeConfig(),
     fieldManager: 'reliability-setup',
     requestTimeoutMs: 10_000,
   });
-  return direct;
-}
-
-async function until(what: string, ok: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const shows = async (): Promise<boolean> => {
+    try {
+      return (await read(kube)).metadata?.resourceVersion === resourceVersion;
+    } catch (e) {
+      if (isKubeError(e, 'NotFound')) return false;
+      throw e;
+    }
+  };
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await ok()) return;
-    if (Date.now() > deadline) throw new Error(`watch cache never showed ${what}`);
+    if (await shows()) return;
+    if (Date.now() > deadline)
+      throw new Error(`watch cache never showed ${what}@${resourceVersion}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
-export async function waitForCachedAg(
-  ref: AgRef,
-  resourceVersion: string | undefined,
-): Promise<void> {
-  await until(`artifactgenerator ${ref.namespace}/${ref.name}@${resourceVersion}`, async () => {
-    try {
-      const ag = await directKube().getArtifactGenerator(ref, { cached: true });
-      return ag.metadata?.resourceVersion === resourceVersion;
-    } catch (e) {
-      if (isKubeError(e, 'NotFound')) return false;
-      throw e;
-    }
-  });
-}
+export const waitForCachedAg = (ref: AgRef, resourceVersion: string | undefined): Promise<void> =>
+  untilCached(`artifactgenerator ${ref.namespace}/${ref.name}`, resourceVersion, (kube) =>
+    kube.getArtifactGenerator(ref, { cached: true }),
+  );
 
-export async function waitForCachedPs(
-  name: string,
-  resourceVersion: string | undefined,
-): Promise<void> {
-  await until(`packagesource ${name}@${resourceVersion}`, async () => {
-    try {
-      const ps = await directKube().getPackageSource(name, { cached: true });
-      return ps.metadata?.resourceVersion === resourceVersion;
-    } catch (e) {
-      if (isKubeError(e, 'NotFound')) return false;
-      throw e;
-    }
-  });
-}
+export const waitForCachedPs = (name: string, resourceVersion: string | undefined): Promise<void> =>
+  untilCached(`packagesource ${name}`, resourceVersion, (kube) =>
+    kube.getPackageSource(name, { cached: true }),
+  );

@@ -1,4 +1,4 @@
-// Cluster-wide clean-up and unique namespaces for the reliability suites. The reliability project
+// Cluster-wide clean-up for the reliability suites. The reliability project
 // runs after every other suite, so emptying the shared API server is safe.
 
 import type * as k8s from '@kubernetes/client-node';
@@ -8,7 +8,6 @@ import {
   PS_VERSION,
   customObjects,
   deletePackageSource,
-  uniqueName,
 } from '../../support/apiserver.js';
 
 export async function deleteAllPackageSources(kc: k8s.KubeConfig): Promise<void> {
@@ -38,22 +37,4 @@ export async function deleteAllPackageSources(kc: k8s.KubeConfig): Promise<void>
       await deletePackageSource(name, kc);
     }),
   );
-}
-
-/** Deletes detect's follow-up alarm PingSource `name` (default namespace); gone is fine. */
-export async function deleteAlarm(kc: k8s.KubeConfig, name: string): Promise<void> {
-  await customObjects(kc)
-    .deleteNamespacedCustomObject({
-      group: 'sources.knative.dev',
-      version: 'v1',
-      plural: 'pingsources',
-      namespace: 'source-watcher-recovery',
-      name,
-    })
-    .catch(() => undefined);
-}
-
-/** A namespace name no other suite uses (namespaces need not exist on this API server). */
-export function uniqueNamespace(prefix = 'rel'): string {
-  return uniqueName(prefix);
 }

@@ -7,7 +7,8 @@ import { testKubeConfig, uniqueName } from '../../support/apiserver.js';
 import { startKubeProxy, type KubeProxy, type ProxyCall } from '../../support/kube-proxy.js';
 import type { FuzzRequest } from './arbitraries/http-request.js';
 import { functionInput } from './arbitraries/http-request.js';
-import { deleteAlarm, deleteAllPackageSources } from './cluster.js';
+import { deleteAllPackageSources } from './cluster.js';
+import { deleteAlarm } from '../../support/recovery-alarm.js';
 import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
 import { startCountingSink, type CountingSink } from './counting-sink.js';
 import {
