@@ -15,7 +15,6 @@ import {
   hasMarker,
   parseTime,
   ASKED_RESUME_SETTLE_MS,
-  RESUME_SETTLE_MS,
   type ActionData,
 } from '../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
