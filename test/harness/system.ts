@@ -30,7 +30,11 @@ import {
   type KubeProxy,
   type ProxyCall,
 } from '../support/kube-proxy.js';
-import { createKnativeParts, type BrokerTuning, type KnativeParts } from './system/knative.js';
+import {
+  createKnativeEmulation,
+  type BrokerTuning,
+  type KnativeEmulation,
+} from './knative/index.js';
 import { FUNCTION_NAMES, startFunctions, type FunctionReplica } from './system/functions.js';
 import { LogCapture } from './system/log-capture.js';
 import { ACTION_STALLED_TYPE, ProgressLog, type ProgressEvent } from './system/progress.js';
@@ -44,7 +48,7 @@ import {
 } from '../support/storm.js';
 
 export { FUNCTION_NAMES, type FunctionName, type FunctionReplica } from './system/functions.js';
-export type { BrokerTuning } from './system/knative.js';
+export type { BrokerTuning } from './knative/index.js';
 export type { LogRecord } from './system/log-capture.js';
 export {
   ProgressLog,
@@ -131,7 +135,7 @@ export interface System {
   readonly clock: VirtualClock;
   /** Every API call, tagged by client; fault injection. */
   readonly proxy: KubeProxy;
-  readonly knative: KnativeParts;
+  readonly knative: KnativeEmulation;
   /** The source-watcher simulator and its knobs. */
   readonly sim: SourceWatcherSim;
   readonly functions: readonly FunctionReplica[];
@@ -190,7 +194,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
     const proxy = await startKubeProxy(opts.kubeConfig, { tag: 'untagged', clock });
     cleanups.push(() => proxy.stop());
 
-    const knative = createKnativeParts({
+    const knative = createKnativeEmulation({
       clock,
       apiServerSourceKubeConfig: proxy.kubeConfig(APISERVERSOURCE_TAG, {
         token: opts.serviceAccountTokens.apiserversource,
@@ -201,8 +205,8 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
         namespace: RECOVERY_NAMESPACE,
       },
       pingSourceKubeConfig: proxy.kubeConfig(PINGSOURCE_TAG),
-      ...(opts.broker !== undefined ? { broker: opts.broker } : {}),
-      ...(opts.pingSeed !== undefined ? { pingSeed: opts.pingSeed } : {}),
+      ...(opts.broker !== undefined ? { brokerOptions: opts.broker } : {}),
+      pingOptions: { seed: opts.pingSeed ?? 1 },
       ...(opts.trace !== undefined ? { log: opts.trace } : {}),
     });
     await knative.startBroker();
@@ -345,7 +349,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
           );
         } else {
           stage = 'knative';
-          await knative.idle(left());
+          await knative.idle({ timeoutMs: left() });
           stage = 'world';
           await world.caughtUp(left());
           stage = 'simulator watch';

@@ -1,0 +1,66 @@
+// `npx tsx test/harness/fleet-cost.ts 24 150`: the harness's own cost as the fleet grows. Runs
+// the early-detection fleet (test/harness/fleet.ts: honest rebuilds next to first-build and
+// rebuild stalls, one round) on the end-to-end system once per size and prints the wall time
+// and the number of clock stops, on a fresh test API server. Measures; asserts nothing.
+
+import { KubeConfig } from '@kubernetes/client-node';
+import { performance } from 'node:perf_hooks';
+import { startTestCluster } from '../setup/test-cluster.js';
+import { runFleet } from './fleet.js';
+import { createSystem } from './system.js';
+
+/** A fleet of `total` AGs: two thirds honest, a sixth of each stall kind. */
+function fleetOf(total: number) {
+  const stalls = Math.max(1, Math.round(total / 6));
+  return {
+    honest: total - 2 * stalls,
+    firstBuildStalls: stalls,
+    rebuildStalls: stalls,
+    rounds: 1,
+    buildTimeSteps: 12,
+  };
+}
+
+async function main(sizes: number[]): Promise<void> {
+  const { server, tokens } = await startTestCluster();
+  try {
+    const kc = new KubeConfig();
+    kc.loadFromFile(server.kubeconfigPath);
+    for (const total of sizes) {
+      const system = await createSystem({
+        kubeConfig: kc,
+        serviceAccountTokens: tokens,
+        pingSeed: 8,
+        settleTimeoutMs: 600_000,
+        sourceWatcher: { seed: 8, concurrency: 20 },
+      });
+      let settles = 0;
+      const settle = system.settle;
+      system.clock.setSettle(async () => {
+        settles++;
+        await settle();
+      });
+      const t0 = performance.now();
+      try {
+        const r = await runFleet(system, {
+          ...fleetOf(total),
+          prefix: `cost${total}`,
+          maxVirtualMsPerPhase: 45 * 60_000,
+        });
+        const wallS = ((performance.now() - t0) / 1000).toFixed(1);
+        console.log(
+          `fleet of ${total} AGs: ${wallS} s wall, ${settles} clock stops, ` +
+            `${(Number(wallS) / Math.max(1, settles)).toFixed(3)} s a stop; ` +
+            `${r.builds} builds, ${r.stalls} stalls, ${r.wrongForces} wrong forces`,
+        );
+      } finally {
+        await system.stop();
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+const sizes = process.argv.slice(2).map(Number);
+await main(sizes.length > 0 ? sizes : [24, 150]);
