@@ -48,9 +48,15 @@ async function main(sizes: number[]): Promise<void> {
           maxVirtualMsPerPhase: 45 * 60_000,
         });
         const wallS = ((performance.now() - t0) / 1000).toFixed(1);
+        // The sources' catch-up lists go through the proxy (the world's own do not, and follow
+        // the same rule).
+        const lists =
+          system.proxy.count({ verb: 'list', clientTag: 'apiserversource' }) +
+          system.proxy.count({ verb: 'list', clientTag: 'pingsource' });
         console.log(
           `fleet of ${total} AGs: ${wallS} s wall, ${settles} clock stops, ` +
-            `${(Number(wallS) / Math.max(1, settles)).toFixed(3)} s a stop; ` +
+            `${(Number(wallS) / Math.max(1, settles)).toFixed(3)} s a stop, ` +
+            `${lists} source catch-up lists (${(lists / Math.max(1, settles)).toFixed(1)} a stop); ` +
             `${r.builds} builds, ${r.stalls} stalls, ${r.wrongForces} wrong forces`,
         );
       } finally {

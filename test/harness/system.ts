@@ -36,6 +36,7 @@ import {
   type KnativeEmulation,
 } from './knative/index.js';
 import { FUNCTION_NAMES, startFunctions, type FunctionReplica } from './system/functions.js';
+import { proxyCatchUps } from './system/catch-up.js';
 import { LogCapture } from './system/log-capture.js';
 import { ACTION_STALLED_TYPE, ProgressLog, type ProgressEvent } from './system/progress.js';
 import { RECOVERY_NAMESPACE, WorldWatch } from './system/world.js';
@@ -319,20 +320,23 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
 
     let stopped = false;
     let stage = '';
-    const settle = async (): Promise<void> => {
+    const catchUps = proxyCatchUps(proxy);
+    const settle = async (step?: { afterTimer: boolean }): Promise<void> => {
       if (stopped) return;
       const deadline = Date.now() + settleTimeoutMs;
       const left = (): number => Math.max(1, deadline - Date.now());
-      for (;;) {
+      // Fresh lists only where a scenario may have written directly (system/catch-up.ts).
+      let catchUp = step?.afterTimer === true ? catchUps.incremental : catchUps.full;
+      for (; ; catchUp = catchUps.incremental) {
         const before = activity();
         if (holding) {
           // knative.idle() loops (with lists) until nothing moves; racing it would leave such
           // loops behind. Here: the sources catch up once, then one passive wait for everything,
           // ended early when only held calls are left; this loop repeats the round.
           stage = 'sources catch up (storm)';
-          await knative.apiServerSource.caughtUp(left());
-          await knative.pings.caughtUp(left());
-          await world.caughtUp(left());
+          await knative.apiServerSource.caughtUp(left(), catchUp);
+          await knative.pings.caughtUp(left(), catchUp);
+          await world.caughtUp(left(), catchUp);
           stage = 'deliveries, simulator and broker (storm)';
           await orHeld(
             (async () => {
@@ -349,9 +353,9 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
           );
         } else {
           stage = 'knative';
-          await knative.idle({ timeoutMs: left() });
+          await knative.idle({ timeoutMs: left(), catchUp });
           stage = 'world';
-          await world.caughtUp(left());
+          await world.caughtUp(left(), catchUp);
           stage = 'simulator watch';
           // The simulator has its own watch: wait until it saw every AG's current version.
           await Promise.all(

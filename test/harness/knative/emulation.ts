@@ -23,6 +23,7 @@ import type { ApiServerSourceOptions } from './apiserver-source.js';
 import { Broker } from './broker.js';
 import type { BrokerOptions } from './broker-types.js';
 import type { EmuClock } from './clock.js';
+import type { CatchUp } from './list-watch.js';
 import { loadKnativeManifests } from './manifests.js';
 import type { TriggerSpec } from './manifests.js';
 import { PingScheduler } from './ping-scheduler.js';
@@ -89,6 +90,8 @@ export interface KnativeEmulationOptions {
 export interface IdleOptions {
   /** Give up (throw) after this many real ms (default 30 000). */
   timeoutMs?: number;
+  /** How the source watches catch up (default: a fresh list each, listCatchUp). */
+  catchUp?: CatchUp;
 }
 
 export interface KnativeEmulation {
@@ -228,8 +231,8 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
       const left = (): number => Math.max(1, deadline - Date.now());
       for (;;) {
         const before = activity();
-        for (const s of sources) await s.caughtUp(left());
-        await pings.caughtUp(left());
+        for (const s of sources) await s.caughtUp(left(), idleOpts.catchUp);
+        await pings.caughtUp(left(), idleOpts.catchUp);
         for (const s of sources) await s.idle();
         await pings.idle();
         await broker.idle();

@@ -4,7 +4,7 @@
 // the scenarios use to assert the state of the world.
 
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { ListWatch, type KubeObject } from '../knative/list-watch.js';
+import { ListWatch, listCatchUp, type CatchUp, type KubeObject } from '../knative/list-watch.js';
 import type { ProgressLog } from './progress.js';
 import { agKeyOf } from './progress.js';
 
@@ -72,9 +72,9 @@ export class WorldWatch {
   }
 
   /** Resolves once both watches delivered every change a fresh list shows. */
-  async caughtUp(timeoutMs: number): Promise<void> {
-    await this.#ags.waitCaughtUp(timeoutMs);
-    await this.#packageSources.waitCaughtUp(timeoutMs);
+  async caughtUp(timeoutMs: number, how: CatchUp = listCatchUp): Promise<void> {
+    await how(this.#ags, timeoutMs);
+    await how(this.#packageSources, timeoutMs);
   }
 
   /** The current resourceVersion of every live AG, as last delivered. */
