@@ -7,7 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { performance } from 'node:perf_hooks';
 import { startTestCluster } from '../setup/test-cluster.js';
 import { runFleet } from './fleet.js';
-import { createSystem } from './system.js';
+import { createSystem as createCurrentSystem } from './system.js';
 
 /** A fleet of `total` AGs: two thirds honest, a sixth of each stall kind. */
 function fleetOf(total: number) {
@@ -22,6 +22,11 @@ function fleetOf(total: number) {
 }
 
 async function main(sizes: number[]): Promise<void> {
+  // FLEET_COST_SYSTEM=<module> measures another createSystem (e.g. an older copy) the same way.
+  const other = process.env['FLEET_COST_SYSTEM'];
+  const createSystem: typeof createCurrentSystem = other
+    ? ((await import(other)) as { createSystem: typeof createCurrentSystem }).createSystem
+    : createCurrentSystem;
   const { server, tokens } = await startTestCluster();
   try {
     const kc = new KubeConfig();

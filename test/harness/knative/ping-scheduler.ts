@@ -30,8 +30,8 @@ import type { CronSchedule } from './cron.js';
 import { ListWatch, listCatchUp } from './list-watch.js';
 import type { CatchUp, KubeObject } from './list-watch.js';
 import { PendingWork } from './pending.js';
-import { rngInt, seededRng } from './rng.js';
-import type { Rng } from './rng.js';
+import { rngInt, seededRng } from '../rng.js';
+import type { Rng } from '../rng.js';
 
 export interface PingSchedulerOptions {
   clock: EmuClock;

@@ -4,6 +4,7 @@
 // the scenarios use to assert the state of the world.
 
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AG_RESOURCE as AG } from '../knative/apiserver-source.js';
 import { ListWatch, listCatchUp, type CatchUp, type KubeObject } from '../knative/list-watch.js';
 import type { ProgressLog } from './progress.js';
 import { agKeyOf } from './progress.js';
@@ -11,11 +12,6 @@ import { agKeyOf } from './progress.js';
 export const RECOVERY_NAMESPACE = 'source-watcher-recovery';
 export const ALARM_NAME = 'recovery-alarm';
 
-const AG = {
-  group: 'source.extensions.fluxcd.io',
-  version: 'v1beta1',
-  plural: 'artifactgenerators',
-};
 const PS = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' };
 const PING = { group: 'sources.knative.dev', version: 'v1', plural: 'pingsources' };
 
