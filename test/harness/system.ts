@@ -147,11 +147,15 @@ export interface System {
   readonly kubeConfig: KubeConfig;
   /** Runs until nothing moves: Broker and sources idle, simulator settled, counters quiet. */
   settle(): Promise<void>;
+  /** Settles run so far (by the clock, runUntil and the scenario): the harness's own work. */
+  readonly settles: number;
   /** Moves virtual time forward, firing timers in order and settling after each. */
   advance(ms: number): Promise<void>;
   /**
    * Advances in steps until `predicate` holds (checked after a settle, before each step).
-   * Resolves with the virtual time at which it held; rejects after maxVirtualMs.
+   * Resolves with the virtual time at which it held; rejects after maxVirtualMs. The predicate
+   * only reads: after the first settle, the steps' settles wait only for the writes made behind
+   * the proxy (system/catch-up.ts).
    */
   runUntil(predicate: () => boolean | Promise<boolean>, opts: RunUntilOptions): Promise<number>;
   /** Write calls (create, update, patch, delete) by the given clients, optionally narrowed. */
@@ -321,8 +325,10 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
     let stopped = false;
     let stage = '';
     const catchUps = proxyCatchUps(proxy);
+    let settles = 0;
     const settle = async (step?: { afterTimer: boolean }): Promise<void> => {
       if (stopped) return;
+      settles++;
       const deadline = Date.now() + settleTimeoutMs;
       const left = (): number => Math.max(1, deadline - Date.now());
       // Fresh lists only where a scenario may have written directly (system/catch-up.ts).
@@ -393,8 +399,12 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       logs,
       kubeConfig: opts.kubeConfig,
       settle,
+      get settles() {
+        return settles;
+      },
       advance: (ms) => clock.advance(ms),
       async runUntil(predicate, o) {
+        const betweenSteps = (): Promise<void> => settle({ afterTimer: true });
         const step = o.stepMs ?? 5000;
         if (!(o.maxVirtualMs >= 0) || !(step > 0)) {
           throw new RangeError('runUntil: maxVirtualMs must be >= 0 and stepMs > 0');
@@ -409,7 +419,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
                 `(virtual now ${new Date(clock.now()).toISOString()})`,
             );
           }
-          await clock.advanceTo(Math.min(end, clock.now() + step));
+          await clock.advanceTo(Math.min(end, clock.now() + step), { settle: betweenSteps });
         }
       },
       writesBy(tags, match = {}) {
