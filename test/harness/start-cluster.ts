@@ -3,10 +3,9 @@
 // source-watcher, on the real clock, until interrupted. No simulator runs.
 
 import * as k8s from '@kubernetes/client-node';
-import { createKnativeParts } from './system/knative.js';
+import { createKnativeEmulation, type BrokerTuning } from './knative/index.js';
 import { FUNCTION_NAMES, startFunctions } from './functions.js';
 import { systemTimerClock } from '../../shared/runtime/clock.js';
-import type { BrokerTuning } from './system/knative.js';
 
 /** The Broker's delivery on the real clock: retries wait on the clock at Knative's delays. */
 export const REAL_CLOCK_BROKER: BrokerTuning = { retryOn: 'clock' };
@@ -22,13 +21,12 @@ export async function runAgainstCluster(
     `source-watcher recovery against ${kc.getCurrentCluster()?.server ?? 'the cluster'} (Ctrl-C to stop)`,
   );
   const clock = systemTimerClock();
-  const knative = createKnativeParts({
+  const knative = createKnativeEmulation({
     clock,
-    apiServerSourceKubeConfig: kc,
-    pingSourceKubeConfig: kc,
+    kubeConfig: kc,
     // On the real clock the Broker redelivers on Knative's schedule (1 s, 2 s, 4 s ... for the
     // Triggers' PT1S), not 1000 times faster (docs/adr/0041-knative-retry-schedule.md).
-    broker: REAL_CLOCK_BROKER,
+    brokerOptions: REAL_CLOCK_BROKER,
   });
   await knative.startBroker();
   const functions = await startFunctions({

@@ -30,8 +30,13 @@ import {
   type KubeProxy,
   type ProxyCall,
 } from '../support/kube-proxy.js';
-import { createKnativeParts, type BrokerTuning, type KnativeParts } from './system/knative.js';
+import {
+  createKnativeEmulation,
+  type BrokerTuning,
+  type KnativeEmulation,
+} from './knative/index.js';
 import { FUNCTION_NAMES, startFunctions, type FunctionReplica } from './functions.js';
+import { proxyCatchUps } from './system/catch-up.js';
 import { LogCapture } from './system/log-capture.js';
 import { ACTION_STALLED_TYPE, ProgressLog, type ProgressEvent } from './system/progress.js';
 import { RECOVERY_NAMESPACE, WorldWatch } from './system/world.js';
@@ -44,7 +49,7 @@ import {
 } from '../support/storm.js';
 
 export { FUNCTION_NAMES, type FunctionName, type FunctionReplica } from './functions.js';
-export type { BrokerTuning } from './system/knative.js';
+export type { BrokerTuning } from './knative/index.js';
 export type { LogRecord } from './system/log-capture.js';
 export {
   ProgressLog,
@@ -131,7 +136,7 @@ export interface System {
   readonly clock: VirtualClock;
   /** Every API call, tagged by client; fault injection. */
   readonly proxy: KubeProxy;
-  readonly knative: KnativeParts;
+  readonly knative: KnativeEmulation;
   /** The source-watcher simulator and its knobs. */
   readonly sim: SourceWatcherSim;
   readonly functions: readonly FunctionReplica[];
@@ -142,11 +147,15 @@ export interface System {
   readonly kubeConfig: KubeConfig;
   /** Runs until nothing moves: Broker and sources idle, simulator settled, counters quiet. */
   settle(): Promise<void>;
+  /** Settles run so far (by the clock, runUntil and the scenario): the harness's own work. */
+  readonly settles: number;
   /** Moves virtual time forward, firing timers in order and settling after each. */
   advance(ms: number): Promise<void>;
   /**
    * Advances in steps until `predicate` holds (checked after a settle, before each step).
-   * Resolves with the virtual time at which it held; rejects after maxVirtualMs.
+   * Resolves with the virtual time at which it held; rejects after maxVirtualMs. The predicate
+   * only reads: after the first settle, the steps' settles wait only for the writes made behind
+   * the proxy (system/catch-up.ts).
    */
   runUntil(predicate: () => boolean | Promise<boolean>, opts: RunUntilOptions): Promise<number>;
   /** Write calls (create, update, patch, delete) by the given clients, optionally narrowed. */
@@ -190,7 +199,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
     const proxy = await startKubeProxy(opts.kubeConfig, { tag: 'untagged', clock });
     cleanups.push(() => proxy.stop());
 
-    const knative = createKnativeParts({
+    const knative = createKnativeEmulation({
       clock,
       apiServerSourceKubeConfig: proxy.kubeConfig(APISERVERSOURCE_TAG, {
         token: opts.serviceAccountTokens.apiserversource,
@@ -201,8 +210,8 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
         namespace: RECOVERY_NAMESPACE,
       },
       pingSourceKubeConfig: proxy.kubeConfig(PINGSOURCE_TAG),
-      ...(opts.broker !== undefined ? { broker: opts.broker } : {}),
-      ...(opts.pingSeed !== undefined ? { pingSeed: opts.pingSeed } : {}),
+      ...(opts.broker !== undefined ? { brokerOptions: opts.broker } : {}),
+      pingOptions: { seed: opts.pingSeed ?? 1 },
       ...(opts.trace !== undefined ? { log: opts.trace } : {}),
     });
     await knative.startBroker();
@@ -315,20 +324,25 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
 
     let stopped = false;
     let stage = '';
-    const settle = async (): Promise<void> => {
+    const catchUps = proxyCatchUps(proxy);
+    let settles = 0;
+    const settle = async (step?: { afterTimer: boolean }): Promise<void> => {
       if (stopped) return;
+      settles++;
       const deadline = Date.now() + settleTimeoutMs;
       const left = (): number => Math.max(1, deadline - Date.now());
-      for (;;) {
+      // Fresh lists only where a scenario may have written directly (system/catch-up.ts).
+      let catchUp = step?.afterTimer === true ? catchUps.incremental : catchUps.full;
+      for (; ; catchUp = catchUps.incremental) {
         const before = activity();
         if (holding) {
           // knative.idle() loops (with lists) until nothing moves; racing it would leave such
           // loops behind. Here: the sources catch up once, then one passive wait for everything,
           // ended early when only held calls are left; this loop repeats the round.
           stage = 'sources catch up (storm)';
-          await knative.apiServerSource.caughtUp(left());
-          await knative.pings.caughtUp(left());
-          await world.caughtUp(left());
+          await knative.apiServerSource.caughtUp(left(), catchUp);
+          await knative.pings.caughtUp(left(), catchUp);
+          await world.caughtUp(left(), catchUp);
           stage = 'deliveries, simulator and broker (storm)';
           await orHeld(
             (async () => {
@@ -345,9 +359,9 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
           );
         } else {
           stage = 'knative';
-          await knative.idle(left());
+          await knative.idle({ timeoutMs: left(), catchUp });
           stage = 'world';
-          await world.caughtUp(left());
+          await world.caughtUp(left(), catchUp);
           stage = 'simulator watch';
           // The simulator has its own watch: wait until it saw every AG's current version.
           await Promise.all(
@@ -385,8 +399,12 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       logs,
       kubeConfig: opts.kubeConfig,
       settle,
+      get settles() {
+        return settles;
+      },
       advance: (ms) => clock.advance(ms),
       async runUntil(predicate, o) {
+        const betweenSteps = (): Promise<void> => settle({ afterTimer: true });
         const step = o.stepMs ?? 5000;
         if (!(o.maxVirtualMs >= 0) || !(step > 0)) {
           throw new RangeError('runUntil: maxVirtualMs must be >= 0 and stepMs > 0');
@@ -401,7 +419,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
                 `(virtual now ${new Date(clock.now()).toISOString()})`,
             );
           }
-          await clock.advanceTo(Math.min(end, clock.now() + step));
+          await clock.advanceTo(Math.min(end, clock.now() + step), { settle: betweenSteps });
         }
       },
       writesBy(tags, match = {}) {

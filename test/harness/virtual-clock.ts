@@ -9,7 +9,11 @@ import type { Clock } from '../../shared/runtime/clock.js';
 export const DEFAULT_START_MS = Date.parse('2026-01-01T00:00:00Z');
 
 export type TimerCallback = () => void | Promise<void>;
-export type SettleHook = () => Promise<void>;
+/**
+ * Runs between steps. `afterTimer`: the step was a timer's callback (no caller code ran since the
+ * last settle), not the start of an advance.
+ */
+export type SettleHook = (step?: { afterTimer: boolean }) => Promise<void>;
 export type TimerId = number;
 
 export interface VirtualClockOptions {
@@ -155,7 +159,7 @@ export class VirtualClock implements Clock {
         this.#timers.delete(timer.id);
         this.#now = Math.max(this.#now, timer.at);
         await timer.fn();
-        await settle();
+        await settle({ afterTimer: true });
       }
       this.#now = t;
     } finally {

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { testKubeConfig } from '../support/apiserver.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
-import { StormProfile, type StormClientProfile } from '../support/storm.js';
+import { etcdTimeoutStatus, StormProfile, type StormClientProfile } from '../support/storm.js';
 import { VirtualClock } from '../harness/virtual-clock.js';
 
 const T0 = Date.parse('2026-12-01T10:00:00Z');
@@ -38,14 +38,8 @@ describe('KubeProxy storm', () => {
     const { proxy: p } = await stormed({ a: { error500: 1 } });
     const res = await get(p, 'a');
     expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: 'etcdserver: request timed out',
-      code: 500,
-    });
+    // The exact body is pinned in test/unit/harness/storm-profile.test.ts.
+    expect(await res.json()).toEqual(etcdTimeoutStatus());
     expect(p.calls[0]).toMatchObject({ storm: 'error500', status: 500, at: T0 });
     expect(p.calls[0]?.upstreamStatus).toBeUndefined();
   });

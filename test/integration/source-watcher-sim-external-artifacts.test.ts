@@ -8,6 +8,7 @@
 
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AG_RESOURCE as AG, EA_RESOURCE as EA } from '../harness/knative/index.js';
 import { VirtualClock } from '../harness/virtual-clock.js';
 import {
   createSourceWatcherSim,
@@ -18,12 +19,6 @@ import {
 import type { EaWrite } from '../harness/source-watcher-sim/ea-api.js';
 import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
 
-const AG = {
-  group: 'source.extensions.fluxcd.io',
-  version: 'v1beta1',
-  plural: 'artifactgenerators',
-};
-const EA = { group: 'source.toolkit.fluxcd.io', version: 'v1', plural: 'externalartifacts' };
 const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 const BUILD_MS = 1_000;
 const MIN = 60_000;

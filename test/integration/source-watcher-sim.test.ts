@@ -4,6 +4,7 @@
 
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AG_RESOURCE as AG } from '../harness/knative/index.js';
 import { VirtualClock } from '../harness/virtual-clock.js';
 import {
   createSourceWatcherSim,
@@ -13,11 +14,6 @@ import {
 } from '../harness/source-watcher-sim/index.js';
 import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
 
-const AG = {
-  group: 'source.extensions.fluxcd.io',
-  version: 'v1beta1',
-  plural: 'artifactgenerators',
-};
 const FINALIZER = 'source.extensions.fluxcd.io/finalizer';
 const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 const BUILD_MS = 2_000;

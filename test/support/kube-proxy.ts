@@ -57,7 +57,24 @@ export interface ProxyCall extends ApiRequestInfo {
   at: number;
   /** Arrival time on the wall clock (performance.now()). */
   wallAt: number;
+  /**
+   * A write's outcome once its answer ended: the object the API server stored (from the answer,
+   * also when a fault cut the answer off), or null when nothing was stored or it cannot be told.
+   * Undefined while the write is pending. Lets the harness wait for exactly these versions on its
+   * watches instead of listing the world.
+   */
+  written?: WrittenObject | null;
 }
+
+export interface WrittenObject {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  /** An answer to a delete without a deletionTimestamp: the object is gone. */
+  gone: boolean;
+}
+
+const WRITE_VERBS_RECORDED = new Set<KubeVerb>(['create', 'update', 'patch', 'delete']);
 
 /** Every given field must match. `subresource: ''` matches the main resource only. */
 export interface CallMatch {
@@ -540,6 +557,7 @@ export class KubeProxy {
     upstreamReq.on('response', (upstreamRes) => {
       call.upstreamStatus = upstreamRes.statusCode ?? 502;
       upstreamRes.once('end', settled);
+      if (WRITE_VERBS_RECORDED.has(call.verb)) recordWritten(call, upstreamRes);
       if (after !== undefined) {
         upstreamRes.resume();
         upstreamRes.once('end', after);
@@ -556,6 +574,7 @@ export class KubeProxy {
     });
     upstreamReq.on('error', (err) => {
       settled();
+      call.written ??= null;
       if (res.headersSent) res.destroy();
       else respondStatus(res, call, 502, `kube proxy upstream error: ${err.message}`);
     });
@@ -661,6 +680,41 @@ export function matches(call: ApiRequestInfo & { clientTag: string }, match: Cal
     (match.clientTag === undefined || match.clientTag === call.clientTag) &&
     (match.where === undefined || match.where(call))
   );
+}
+
+/** Reads the stored object's name and version off a write's answer (it is piped on as well). */
+function recordWritten(call: ProxyCall, upstreamRes: http.IncomingMessage): void {
+  const chunks: Buffer[] = [];
+  upstreamRes.on('data', (c: Buffer) => chunks.push(c));
+  const done = (): void => {
+    call.written = null;
+    const code = call.upstreamStatus ?? 0;
+    if (code < 200 || code > 299) return;
+    try {
+      const o = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        metadata?: {
+          name?: string;
+          namespace?: string;
+          resourceVersion?: string;
+          deletionTimestamp?: string;
+        };
+      };
+      const m = o.metadata;
+      if (typeof m?.name !== 'string' || typeof m.resourceVersion !== 'string') return;
+      call.written = {
+        namespace: m.namespace ?? '',
+        name: m.name,
+        resourceVersion: m.resourceVersion,
+        gone: call.verb === 'delete' && m.deletionTimestamp === undefined,
+      };
+    } catch {
+      // Not an object: nothing to wait for.
+    }
+  };
+  upstreamRes.once('end', done);
+  upstreamRes.once('close', () => {
+    if (call.written === undefined) call.written = null;
+  });
 }
 
 function definedHeaders(headers: https.RequestOptions['headers']): http.OutgoingHttpHeaders {

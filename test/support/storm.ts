@@ -10,6 +10,7 @@
 
 import type { ApiRequestInfo, CallMatch } from './kube-proxy.js';
 import { matches } from './kube-proxy.js';
+import { mulberry32, MULBERRY32_STEP } from '../harness/rng.js';
 
 export interface StormRates {
   /** Probability of 500 `etcdserver: request timed out` (the request never reaches the API server). */
@@ -142,10 +143,7 @@ function uniform(seed: number, text: string): number {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
-  let t = (h + 0x6d2b79f5) >>> 0;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  return mulberry32((h + MULBERRY32_STEP) >>> 0);
 }
 
 export interface StormCounts {

@@ -16,8 +16,8 @@ import { AG_API_GROUP, AG_PLURAL } from '../../../shared/core/types.js';
 import type { EmuClock } from './clock.js';
 import { postBinary } from './cloudevent-http.js';
 import type { AnyEvent } from './cloudevent-http.js';
-import { ListWatch } from './list-watch.js';
-import type { KubeObject, ResourceRef, WatchEventType } from './list-watch.js';
+import { ListWatch, listCatchUp } from './list-watch.js';
+import type { CatchUp, KubeObject, ResourceRef, WatchEventType } from './list-watch.js';
 import { PendingWork, sleep } from './pending.js';
 
 export interface ApiServerSourceOptions {
@@ -111,9 +111,12 @@ export class ApiServerSource {
     return this.#pending.idle();
   }
 
-  /** Resolves once every change visible in a fresh list has come through the watch. */
-  caughtUp(timeoutMs?: number): Promise<void> {
-    return this.#watch.waitCaughtUp(timeoutMs);
+  /**
+   * Resolves once every change visible in a fresh list has come through the watch (or, with
+   * `how`, every change that catch-up waits for).
+   */
+  caughtUp(timeoutMs?: number, how: CatchUp = listCatchUp): Promise<void> {
+    return how(this.#watch, timeoutMs ?? 10_000);
   }
 
   /** The CloudEvent Knative makes of one watch event. */

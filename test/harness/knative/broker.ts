@@ -26,8 +26,8 @@ import {
 import type { AnyEvent, HttpOutcome } from './cloudevent-http.js';
 import type { Destination, TriggerSpec } from './manifests.js';
 import { PendingWork, sleep } from './pending.js';
-import { rngInt, seededRng } from './rng.js';
-import type { Rng } from './rng.js';
+import { rngInt, seededRng } from '../rng.js';
+import type { Rng } from '../rng.js';
 import { triggerMatches } from './trigger-filter.js';
 import type {
   BrokerOptions,

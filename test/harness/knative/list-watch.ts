@@ -38,6 +38,24 @@ export interface ListWatchOptions {
   log?: (msg: string, fields: Record<string, unknown>) => void;
 }
 
+/** A version some client stored (see WrittenObject in test/support/kube-proxy.ts). */
+export interface StoredVersion {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  /** The write deleted the object: its deletion must be seen. */
+  gone: boolean;
+}
+
+/**
+ * How a source or watch makes sure it delivered every change made so far: by default a fresh
+ * list compared with what it saw (ListWatch.waitCaughtUp); the system passes a cheaper one that
+ * waits only for the versions its proxy saw stored (ListWatch.waitSeen).
+ */
+export type CatchUp = (watch: ListWatch, timeoutMs: number) => Promise<void>;
+
+export const listCatchUp: CatchUp = (watch, timeoutMs) => watch.waitCaughtUp(timeoutMs);
+
 export function objectKey(obj: KubeObject): string {
   return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
 }
@@ -77,6 +95,11 @@ export class ListWatch {
     return namespace
       ? `/apis/${group}/${version}/namespaces/${namespace}/${plural}`
       : `/apis/${group}/${version}/${plural}`;
+  }
+
+  /** The watched resource (plural) and its namespace, when it watches one. */
+  get resource(): Readonly<ResourceRef> {
+    return this.#ref;
   }
 
   /** Lists (silently) and has the watch established when it resolves. Throws if either fails. */
@@ -146,6 +169,38 @@ export class ListWatch {
       }
       await sleep(10);
     }
+  }
+
+  /**
+   * Resolves once the watch delivered each of these stored versions (or a later one, or the
+   * object's later deletion); a deleting write needs its deletion seen. No request is made:
+   * it costs as much as the versions given, not as the world. Versions outside the watched
+   * namespace are ignored.
+   */
+  async waitSeen(versions: readonly StoredVersion[], timeoutMs = 10_000): Promise<void> {
+    const ns = this.#ref.namespace;
+    let left = versions.filter((v) => ns === undefined || v.namespace === ns);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      left = left.filter((v) => !this.#hasSeen(v));
+      if (left.length === 0) return;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `watch of ${this.path} did not deliver ${left.length} stored version(s) within ${timeoutMs} ms`,
+        );
+      }
+      await sleep(5);
+    }
+  }
+
+  #hasSeen(v: StoredVersion): boolean {
+    const key = `${v.namespace}/${v.name}`;
+    const seen = this.#seen.get(key);
+    const deleted = this.#deleted.get(key);
+    if (v.gone) {
+      return atLeast(deleted, v.resourceVersion) || atLeast(seen, v.resourceVersion, true);
+    }
+    return atLeast(seen, v.resourceVersion) || atLeast(deleted, v.resourceVersion);
   }
 
   /**

@@ -27,11 +27,11 @@ import { postBinary } from './cloudevent-http.js';
 import type { AnyEvent } from './cloudevent-http.js';
 import { CronError, nextFire, parseSchedule } from './cron.js';
 import type { CronSchedule } from './cron.js';
-import { ListWatch } from './list-watch.js';
-import type { KubeObject } from './list-watch.js';
+import { ListWatch, listCatchUp } from './list-watch.js';
+import type { CatchUp, KubeObject } from './list-watch.js';
 import { PendingWork } from './pending.js';
-import { rngInt, seededRng } from './rng.js';
-import type { Rng } from './rng.js';
+import { rngInt, seededRng } from '../rng.js';
+import type { Rng } from '../rng.js';
 
 export interface PingSchedulerOptions {
   clock: EmuClock;
@@ -182,8 +182,8 @@ export class PingScheduler {
   }
 
   /** Resolves once the watch has delivered every PingSource change visible in a fresh list. */
-  async caughtUp(timeoutMs?: number): Promise<void> {
-    await this.#watch?.waitCaughtUp(timeoutMs);
+  async caughtUp(timeoutMs?: number, how: CatchUp = listCatchUp): Promise<void> {
+    if (this.#watch !== undefined) await how(this.#watch, timeoutMs ?? 10_000);
   }
 
   /** Watch events received so far. */

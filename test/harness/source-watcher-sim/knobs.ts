@@ -2,7 +2,7 @@
 // nothing when it throws.
 
 import { DEFAULT_BUILD_TIME_MS } from './constants.js';
-import { seededRandom } from './rng.js';
+import { seededRng } from '../rng.js';
 import type { AgKey } from './types.js';
 
 /**
@@ -73,7 +73,7 @@ export class Knobs {
     if (!Number.isInteger(seed))
       throw new TypeError(`source-watcher-sim: seed must be an integer, got ${seed}`);
     assertDuration('buildTimeMs', buildTimeMs);
-    this.#random = seededRandom(seed);
+    this.#random = seededRng(seed);
     this.#buildTimeMs = buildTimeMs;
   }
 

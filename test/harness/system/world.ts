@@ -4,18 +4,14 @@
 // the scenarios use to assert the state of the world.
 
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { ListWatch, type KubeObject } from '../knative/list-watch.js';
+import { AG_RESOURCE as AG } from '../knative/apiserver-source.js';
+import { ListWatch, listCatchUp, type CatchUp, type KubeObject } from '../knative/list-watch.js';
 import type { ProgressLog } from './progress.js';
 import { agKeyOf } from './progress.js';
 
 export const RECOVERY_NAMESPACE = 'source-watcher-recovery';
 export const ALARM_NAME = 'recovery-alarm';
 
-const AG = {
-  group: 'source.extensions.fluxcd.io',
-  version: 'v1beta1',
-  plural: 'artifactgenerators',
-};
 const PS = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' };
 const PING = { group: 'sources.knative.dev', version: 'v1', plural: 'pingsources' };
 
@@ -72,9 +68,9 @@ export class WorldWatch {
   }
 
   /** Resolves once both watches delivered every change a fresh list shows. */
-  async caughtUp(timeoutMs: number): Promise<void> {
-    await this.#ags.waitCaughtUp(timeoutMs);
-    await this.#packageSources.waitCaughtUp(timeoutMs);
+  async caughtUp(timeoutMs: number, how: CatchUp = listCatchUp): Promise<void> {
+    await how(this.#ags, timeoutMs);
+    await how(this.#packageSources, timeoutMs);
   }
 
   /** The current resourceVersion of every live AG, as last delivered. */

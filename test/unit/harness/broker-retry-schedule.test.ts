@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { CloudEvent } from 'cloudevents';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Broker, retryDelayMs } from '../../harness/knative/broker.js';
+import type { BrokerOptions, BrokerTuning } from '../../harness/knative/index.js';
 import { loadKnativeManifests, type TriggerSpec } from '../../harness/knative/manifests.js';
 import { VirtualClock } from '../../harness/virtual-clock.js';
 import { systemTimerClock } from '../../../shared/runtime/clock.js';
@@ -62,12 +63,22 @@ function gaps(times: number[]): number[] {
 }
 
 /** One Trigger of knative/ with only the given subscriber mapped. */
-function only(
+/** A Broker with this one Trigger, its subscriber at `url`, retrying on the clock. */
+function onlyBroker(
   trigger: TriggerSpec,
   url: string,
-): { trigger: TriggerSpec; subscribers: Record<string, string[]> } {
+  clock: NonNullable<BrokerOptions['clock']>,
+  tuning: BrokerTuning = { retryOn: 'clock' },
+): Broker {
   const service = trigger.subscriber.service ?? '';
-  return { trigger, subscribers: { [service]: [url], 'dead-letter': [] } };
+  return new Broker({
+    namespace: NS,
+    name: trigger.broker,
+    triggers: [trigger],
+    subscribers: { [service]: [url], 'dead-letter': [] },
+    clock,
+    ...tuning,
+  });
 }
 
 describe('Knative retry schedule', () => {
@@ -91,15 +102,7 @@ describe('Knative retry schedule', () => {
     async ({ t, retry }) => {
       const clock = new VirtualClock({ start: Date.parse('2026-12-01T10:00:00Z') });
       const sub = await failing(() => clock.now());
-      const wiring = only({ ...t, attributes: {} }, sub.url);
-      const broker = new Broker({
-        namespace: NS,
-        name: t.broker,
-        triggers: [wiring.trigger],
-        subscribers: wiring.subscribers,
-        clock,
-        retryOn: 'clock',
-      });
+      const broker = onlyBroker({ ...t, attributes: {} }, sub.url, clock);
       brokers.push(broker);
       await broker.start();
       const t0 = clock.now();
@@ -124,18 +127,12 @@ describe('Knative retry schedule', () => {
     const sub = await failing(() => Date.now());
     const base = triggers[0];
     if (base === undefined) throw new Error('no Trigger in knative/');
-    const wiring = only(
+    const broker = onlyBroker(
       { ...base, attributes: {}, delivery: { ...base.delivery, retry: 2 } },
       sub.url,
-    );
-    const broker = new Broker({
-      namespace: NS,
-      name: base.broker,
-      triggers: [wiring.trigger],
-      subscribers: wiring.subscribers,
       clock,
-      ...REAL_CLOCK_BROKER,
-    });
+      REAL_CLOCK_BROKER,
+    );
     brokers.push(broker);
     await broker.start();
     broker.ingest(agEvent());
@@ -153,15 +150,7 @@ describe('Knative retry schedule', () => {
     const sub = await failing(() => clock.now());
     const base = triggers[0];
     if (base === undefined) throw new Error('no Trigger in knative/');
-    const wiring = only({ ...base, attributes: {} }, sub.url);
-    const broker = new Broker({
-      namespace: NS,
-      name: base.broker,
-      triggers: [wiring.trigger],
-      subscribers: wiring.subscribers,
-      clock,
-      retryOn: 'clock',
-    });
+    const broker = onlyBroker({ ...base, attributes: {} }, sub.url, clock);
     await broker.start();
     broker.ingest(agEvent());
     await broker.idle();
