@@ -7,6 +7,7 @@ import {
   controllingPackageSource,
   decide,
   desiredPackageSourceReady,
+  isDns1123Subdomain,
   packageSourceNeedsUpdate,
   REASON_STALLED,
   replaceCondition,
@@ -84,13 +85,15 @@ async function inStepWithEvent(
   seen: ArtifactGenerator,
   deps: SurfaceStalledDeps,
 ): Promise<PackageSource | 'in-step' | undefined> {
+  // The event's owner is unverified input: a name that is not a Kubernetes name is left to the
+  // read path (which takes the owner from the AG as read).
   const psName = controllingPackageSource(seen);
-  if (psName === null) return undefined;
+  if (psName === null || !isDns1123Subdomain(psName)) return undefined;
   let ps: PackageSource;
   try {
     ps = await deps.kube.getPackageSource(psName, { cached: true });
   } catch (e) {
-    if (isKubeError(e, 'NotFound')) return undefined;
+    if (isKubeError(e, 'NotFound') || isKubeError(e, 'Invalid')) return undefined;
     throw e;
   }
   const desired = desiredPackageSourceReady(seen, ps, deps.clock.now(), deps.config.recovery);

@@ -302,6 +302,26 @@ describe("surface-stalled: the event's AG only saves work", () => {
   });
 });
 
+describe("surface-stalled: the event's owner is unverified input", () => {
+  it('an owner that is not a Kubernetes name: the AG is read and decides, no error', async () => {
+    const { packageSource, artifactGenerator } = await createOwnedPair({}, kc);
+    const ag = await writeArtifactGeneratorStatus(
+      agRefOf(artifactGenerator),
+      healthyStatus(T0),
+      kc,
+    );
+    const s = await start('surface-stalled', new SettableClock(T0 + 60_000));
+    const owners = (ag.metadata?.ownerReferences ?? []).map((o) => ({ ...o, name: 'Not_A_Name' }));
+    const forged = { ...ag, metadata: { ...ag.metadata, ownerReferences: owners } };
+    expect(await postEvent(s.url, agResourceEvent(forged))).toMatchObject({
+      status: 200,
+      body: { result: 'updated' },
+    });
+    const ps = await getPackageSource(packageSource.metadata?.name ?? '', kc);
+    expect(readyOfPs(ps)?.status).toBe('True');
+  });
+});
+
 function readyOfPs(ps: PackageSource) {
   return ps.status?.conditions?.find((c) => c.type === 'Ready');
 }
