@@ -12,6 +12,7 @@ import type { KubePort, ListOptions } from '../../shared/kube/port.js';
 import { createTransport } from '../../shared/kube/transport.js';
 import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { failureOf } from '../support/kube-failure.js';
+import { pool } from '../support/raw-kube.js';
 
 const AG = {
   group: 'source.extensions.fluxcd.io',
@@ -44,22 +45,6 @@ function psBody(name: string): object {
     metadata: { name },
     spec: {},
   };
-}
-
-/** Runs `task` over `items` with at most `limit` in flight. */
-async function pool<T>(
-  items: T[],
-  limit: number,
-  task: (item: T) => Promise<unknown>,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await task(item);
-    }
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
 }
 
 async function readAll(opts: ListOptions): Promise<{ items: ArtifactGenerator[]; pages: number }> {

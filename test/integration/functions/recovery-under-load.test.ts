@@ -169,39 +169,46 @@ describe('force-drift: a force event whose claim is unfinished', () => {
     return { ag, claimAt };
   }
 
-  it('the event that asked for it (attempts 0), 2 s after the claim, finishes it: marker, then requestedAt = the claim', async () => {
+  it.each<[string, number, number, number, string, boolean]>([
+    [
+      'the event that asked for it (attempts 0), 2 s after the claim, finishes it: marker, then requestedAt = the claim',
+      2_000,
+      0,
+      200,
+      'resumed',
+      true,
+    ],
+    [
+      'the event that asked for it, 0.5 s after the claim: 503 for a redelivery (the claimer may still be writing), nothing written',
+      500,
+      0,
+      503,
+      'claim-in-flight',
+      false,
+    ],
+    [
+      'an event that asked for another attempt (attempts 1) waits out the settle: nothing written',
+      2_000,
+      1,
+      200,
+      'waiting',
+      false,
+    ],
+  ])('%s', async (_label, afterClaimMs, asked, status, result, finished) => {
     const { ag, claimAt } = await claimedUnfinished();
-    const f = await start('force-drift', new SettableClock(claimAt + 2_000));
-    expect(await postEvent(f.url, actionEvent(ACTION_FORCE, ag, 0, claimAt))).toMatchObject({
-      status: 200,
-      body: { result: 'resumed' },
+    const f = await start('force-drift', new SettableClock(claimAt + afterClaimMs));
+    expect(await postEvent(f.url, actionEvent(ACTION_FORCE, ag, asked, claimAt))).toMatchObject({
+      status,
+      body: { result },
     });
     const after = await getArtifactGenerator(agRefOf(ag), kc);
-    expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
-    expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(requestedAtFor(claimAt));
-    expect(readyOf(after)?.reason).toBe(REASON_FORCED);
-  });
-
-  it('the event that asked for it, 0.5 s after the claim: 503 for a redelivery (the claimer may still be writing), nothing written', async () => {
-    const { ag, claimAt } = await claimedUnfinished();
-    const f = await start('force-drift', new SettableClock(claimAt + 500));
-    expect(await postEvent(f.url, actionEvent(ACTION_FORCE, ag, 0, claimAt))).toMatchObject({
-      status: 503,
-      body: { result: 'claim-in-flight' },
-    });
-    const after = await getArtifactGenerator(agRefOf(ag), kc);
-    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
-  });
-
-  it('an event that asked for another attempt (attempts 1) waits out the settle: nothing written', async () => {
-    const { ag, claimAt } = await claimedUnfinished();
-    const f = await start('force-drift', new SettableClock(claimAt + 2_000));
-    expect(await postEvent(f.url, actionEvent(ACTION_FORCE, ag, 1, claimAt))).toMatchObject({
-      status: 200,
-      body: { result: 'waiting' },
-    });
-    const after = await getArtifactGenerator(agRefOf(ag), kc);
-    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+    if (finished) {
+      expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
+      expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(requestedAtFor(claimAt));
+      expect(readyOf(after)?.reason).toBe(REASON_FORCED);
+    } else {
+      expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+    }
   });
 });
 
