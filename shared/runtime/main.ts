@@ -2,6 +2,7 @@
 // and drain on SIGTERM.
 
 import type { Express } from 'express';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import type { ExternalArtifactPort } from '../kube/external-artifact-port.js';
 import { lazyExternalArtifactPort } from '../kube/external-artifact-lazy.js';
@@ -38,19 +39,17 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
   }
   // The client (and @kubernetes/client-node with it) is loaded on the first API call: detect's
   // no-op path and the dead-letter function never make one, so they start fast and stay small.
-  const kube = lazyKubePort(async () => {
-    const { createKubeClient, loadKubeConfig } = await import('../kube/client.js');
+  // Without a configuration nothing can work: exit, so the platform restarts us visibly and the
+  // Broker redelivers the event.
+  const withKubeConfig = async <T>(build: (kubeConfig: KubeConfig) => T): Promise<T> => {
+    const { loadKubeConfig } = await import('../kube/config.js');
     try {
-      return createKubeClient({
-        kubeConfig: loadKubeConfig(
+      return build(
+        loadKubeConfig(
           config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
         ),
-        fieldManager: `source-watcher-recovery-${name}`,
-        requestTimeoutMs: config.kubeRequestTimeoutMs,
-      });
+      );
     } catch (e) {
-      // Without a configuration nothing can work: exit, so the platform restarts us visibly and
-      // the Broker redelivers the event.
       logger.fatal(
         { err: { message: e instanceof Error ? e.message : String(e) } },
         'no Kubernetes configuration',
@@ -58,25 +57,22 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
       logger.flush?.();
       process.exit(1);
     }
+  };
+  const kube = lazyKubePort(async () => {
+    const { createKubeClient } = await import('../kube/client.js');
+    return withKubeConfig((kubeConfig) =>
+      createKubeClient({
+        kubeConfig,
+        fieldManager: `source-watcher-recovery-${name}`,
+        requestTimeoutMs: config.kubeRequestTimeoutMs,
+      }),
+    );
   });
   const externalArtifacts = lazyExternalArtifactPort(async () => {
     const { createExternalArtifactClient } = await import('../kube/external-artifact-client.js');
-    const { loadKubeConfig } = await import('../kube/config.js');
-    try {
-      return createExternalArtifactClient({
-        kubeConfig: loadKubeConfig(
-          config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
-        ),
-        requestTimeoutMs: config.kubeRequestTimeoutMs,
-      });
-    } catch (e) {
-      logger.fatal(
-        { err: { message: e instanceof Error ? e.message : String(e) } },
-        'no Kubernetes configuration',
-      );
-      logger.flush?.();
-      process.exit(1);
-    }
+    return withKubeConfig((kubeConfig) =>
+      createExternalArtifactClient({ kubeConfig, requestTimeoutMs: config.kubeRequestTimeoutMs }),
+    );
   });
   let draining = false;
   let app: Express;

@@ -282,15 +282,17 @@ describe('surface-stalled: the AG read for an AG event', () => {
   });
 });
 
+/** A healthy owned pair and a surface-stalled a minute after its build. */
+async function healthyPairAndSurface() {
+  const { packageSource, artifactGenerator } = await createOwnedPair({}, kc);
+  const ag = await writeArtifactGeneratorStatus(agRefOf(artifactGenerator), healthyStatus(T0), kc);
+  const s = await start('surface-stalled', new SettableClock(T0 + 60_000));
+  return { packageSource, ag, s };
+}
+
 describe("surface-stalled: the event's AG only saves work", () => {
   it('a forged event (Ready False on a healthy AG): the AG is read, and nothing is written', async () => {
-    const { packageSource, artifactGenerator } = await createOwnedPair({}, kc);
-    const ag = await writeArtifactGeneratorStatus(
-      agRefOf(artifactGenerator),
-      healthyStatus(T0),
-      kc,
-    );
-    const s = await start('surface-stalled', new SettableClock(T0 + 60_000));
+    const { packageSource, ag, s } = await healthyPairAndSurface();
     expect((await postEvent(s.url, agResourceEvent(ag))).body).toEqual({ result: 'updated' });
     const name = packageSource.metadata?.name ?? '';
     const before = await getPackageSource(name, kc);
@@ -311,13 +313,7 @@ describe("surface-stalled: the event's AG only saves work", () => {
 
 describe("surface-stalled: the event's owner is unverified input", () => {
   it('an owner that is not a Kubernetes name: the AG is read and decides, no error', async () => {
-    const { packageSource, artifactGenerator } = await createOwnedPair({}, kc);
-    const ag = await writeArtifactGeneratorStatus(
-      agRefOf(artifactGenerator),
-      healthyStatus(T0),
-      kc,
-    );
-    const s = await start('surface-stalled', new SettableClock(T0 + 60_000));
+    const { packageSource, ag, s } = await healthyPairAndSurface();
     const owners = (ag.metadata?.ownerReferences ?? []).map((o) => ({ ...o, name: 'Not_A_Name' }));
     const forged = { ...ag, metadata: { ...ag.metadata, ownerReferences: owners } };
     expect(await postEvent(s.url, agResourceEvent(forged))).toMatchObject({
