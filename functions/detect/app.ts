@@ -1,11 +1,16 @@
 import type { Express } from 'express';
 import { createFunctionApp } from '../../shared/runtime/function-app.js';
 import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
+import { createPreviousVersions } from '../../shared/runtime/previous-versions.js';
 import type { DetectDeps, DetectRuntime } from './deps.js';
 import { handleDetect } from './handler.js';
 
 export function createApp(deps: DetectDeps, opts: { isReady?: () => boolean } = {}): Express {
-  const runtime: DetectRuntime = { ...deps, notices: createHistoryNotices() };
+  const runtime: DetectRuntime = {
+    ...deps,
+    notices: createHistoryNotices(),
+    previousVersions: createPreviousVersions(deps.kube),
+  };
   return createFunctionApp({
     logger: deps.logger,
     handle: (event, log) => handleDetect(event, log, runtime),

@@ -4,6 +4,7 @@ import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import type { HistoryNotices } from '../../shared/runtime/history-notices.js';
+import type { PreviousVersions } from '../../shared/runtime/previous-versions.js';
 
 /** Exact follow-ups without timers: detect programs a PingSource to fire when an AG is due. */
 export interface FollowUps {
@@ -25,4 +26,6 @@ export interface DetectDeps {
 /** What createApp adds to the deps for the life of the process. */
 export interface DetectRuntime extends DetectDeps {
   readonly notices: HistoryNotices;
+  /** The AG versions before a revision, kept by the process (docs/adr/0045). */
+  readonly previousVersions: PreviousVersions;
 }

@@ -102,7 +102,7 @@ async function onArtifactGenerator(
     // Outputs saved and Ready Unknown: an honest build in progress, or a lost Ready write. The
     // AG's previous version tells them apart (one read).
     const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
-    const reading = await readLostWriteSignal(deps.kube, ag, agLog);
+    const reading = await readLostWriteSignal(deps.previousVersions, ag, agLog);
     deps.notices.note(reading, agLog);
     if (reading.signals.lostWrite) evaluation = evaluate(ag, now, deps, reading.signals);
     historyTrouble = reading.gap === 'transient';

@@ -9,7 +9,9 @@
 // - history reads are a bonus, never the cost of the sweep: at most SWEEP_HISTORY_MAX_READS, none
 //   after a fifth of the budget, and none after the first one that failed transiently (the time
 //   rule covers those AGs); every page is still evaluated;
-// - the clock is read per page, so a slow sweep does not decide with a stale `now`.
+// - the clock is read per page, so a slow sweep does not decide with a stale `now`;
+// - a revision whose previous version the process already read costs no request and no budget
+//   (shared/runtime/previous-versions.ts).
 
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import type { ListPage } from '../../shared/kube/port.js';
@@ -77,9 +79,11 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
       if (wantsHistory(ag, evaluation, deps)) {
         // A stall whose event was lost: its history may still show the lost write.
         const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
-        if (historyAllowed(spend, elapsed(), budgetMs)) {
-          spend.historyReads++;
-          const reading = await readLostWriteSignal(deps.kube, ag, agLog);
+        // A revision read before is kept by the process and costs no request: no budget for it.
+        const kept = isKept(ag, deps);
+        if (kept || historyAllowed(spend, elapsed(), budgetMs)) {
+          if (!kept) spend.historyReads++;
+          const reading = await readLostWriteSignal(deps.previousVersions, ag, agLog);
           deps.notices.note(reading, agLog);
           if (reading.gap === 'transient') spend.historyTrouble = true;
           if (reading.signals.lostWrite) evaluation = evaluate(ag, now, deps, reading.signals);
@@ -140,6 +144,14 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
   await deps.followUps.settle(earliest, log);
   log.info(summary, 'sweep done');
   return emitFailures > 0 ? retryLater('emit-failed') : handled('swept');
+}
+
+function isKept(ag: ArtifactGenerator, deps: DetectRuntime): boolean {
+  const m = ag.metadata;
+  if (m?.namespace === undefined || m.name === undefined || m.resourceVersion === undefined) {
+    return false;
+  }
+  return deps.previousVersions.known({ namespace: m.namespace, name: m.name }, m.resourceVersion);
 }
 
 function historyAllowed(spend: Spend, elapsedMs: number, budgetMs: number): boolean {

@@ -1,11 +1,16 @@
 import type { Express } from 'express';
 import { createFunctionApp } from '../../shared/runtime/function-app.js';
 import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
+import { createPreviousVersions } from '../../shared/runtime/previous-versions.js';
 import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
 import { handleForceDrift } from './handler.js';
 
 export function createApp(deps: ForceDriftDeps, opts: { isReady?: () => boolean } = {}): Express {
-  const runtime: ForceDriftRuntime = { ...deps, notices: createHistoryNotices() };
+  const runtime: ForceDriftRuntime = {
+    ...deps,
+    notices: createHistoryNotices(),
+    previousVersions: createPreviousVersions(deps.kube),
+  };
   return createFunctionApp({
     logger: deps.logger,
     handle: (event, log) => handleForceDrift(event, log, runtime),

@@ -3,6 +3,7 @@ import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import type { HistoryNotices } from '../../shared/runtime/history-notices.js';
+import type { PreviousVersions } from '../../shared/runtime/previous-versions.js';
 
 export interface ForceDriftDeps {
   readonly kube: KubePort;
@@ -14,4 +15,6 @@ export interface ForceDriftDeps {
 /** What createApp adds to the deps for the life of the process. */
 export interface ForceDriftRuntime extends ForceDriftDeps {
   readonly notices: HistoryNotices;
+  /** The AG versions before a revision, kept by the process (docs/adr/0045). */
+  readonly previousVersions: PreviousVersions;
 }

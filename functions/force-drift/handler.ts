@@ -16,6 +16,7 @@ import {
   type Signals,
 } from '../../shared/core/index.js';
 import { isKubeError } from '../../shared/kube/errors.js';
+import type { PreviousVersion } from '../../shared/kube/port.js';
 import { ownerCheck, type OwnerCheck } from './owner.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
@@ -51,6 +52,16 @@ export async function handleForceDrift(
   const agLog = log.child({ namespace: ref.namespace, name: ref.name });
   const record = createEventRecorder(deps, agLog);
 
+  const signalled = parsed.value.signal !== undefined;
+  // A signalled event's history read starts beside the read of the AG, at the event's revision: it
+  // is the AG's own revision unless the AG moved on, and a storm's slow answers then overlap. The
+  // answer is kept by the process either way (docs/adr/0045).
+  const early = signalled
+    ? {
+        rv: parsed.value.resourceVersion,
+        read: deps.previousVersions.before(ref, parsed.value.resourceVersion),
+      }
+    : undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     let ag: ArtifactGenerator;
     try {
@@ -63,7 +74,15 @@ export async function handleForceDrift(
     // one. A signalled force is verified here with one history read of the AG as read now; a
     // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
     const owner = ownerCheck(ag, deps, agLog);
-    const reading = await verifiedSignal(ag, parsed.value.signal !== undefined, deps, agLog, owner);
+    const sameRevision = early !== undefined && early.rv === ag.metadata?.resourceVersion;
+    const reading = await verifiedSignal(
+      ag,
+      signalled,
+      deps,
+      agLog,
+      owner,
+      sameRevision ? early.read : undefined,
+    );
     const asked = event.type === ACTION_FORCE ? parsed.value.attempts : null;
     const result = await act(ag, ref, reading.signals, asked, owner, deps, agLog, record);
     if (result === 'in-flight') return retryLater('claim-in-flight');
@@ -159,6 +178,7 @@ async function verifiedSignal(
   deps: ForceDriftRuntime,
   log: Logger,
   owner: OwnerCheck,
+  early: Promise<PreviousVersion> | undefined,
 ): Promise<HistoryReading> {
   if (!signalled) return UNSIGNALLED;
   const cfg = deps.config.recovery;
@@ -166,7 +186,7 @@ async function verifiedSignal(
     return UNSIGNALLED;
   }
   owner.start();
-  const reading = await readLostWriteSignal(deps.kube, ag, log);
+  const reading = await readLostWriteSignal(deps.previousVersions, ag, log, early);
   deps.notices.note(reading, log);
   return reading;
 }

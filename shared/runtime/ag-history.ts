@@ -11,8 +11,9 @@ import {
   type Signals,
 } from '../core/index.js';
 import { isKubeError, type KubeError } from '../kube/errors.js';
-import type { KubePort } from '../kube/port.js';
+import type { PreviousVersion } from '../kube/port.js';
 import type { Logger } from './logger.js';
+import type { PreviousVersions } from './previous-versions.js';
 
 /**
  * Why the history gave no answer:
@@ -41,13 +42,15 @@ const NO_HISTORY_REF: HistoryReading = Object.freeze({
 });
 
 /**
- * One read of the AG's previous version, compared with the AG. Never throws a KubeError: every API
- * failure is a gap with no signal.
+ * The AG's previous version (kept by the process, or one read), compared with the AG. Never throws
+ * a KubeError: every API failure is a gap with no signal. `early` is a read of the same revision
+ * already started by the caller (force-drift starts it beside its own read of the AG).
  */
 export async function readLostWriteSignal(
-  kube: KubePort,
+  history: PreviousVersions,
   ag: ArtifactGenerator,
   log: Logger,
+  early?: Promise<PreviousVersion>,
 ): Promise<HistoryReading> {
   const meta = ag.metadata ?? {};
   const rv = meta.resourceVersion;
@@ -56,10 +59,7 @@ export async function readLostWriteSignal(
   }
   let previous;
   try {
-    previous = await kube.getArtifactGeneratorBefore(
-      { namespace: meta.namespace, name: meta.name },
-      rv,
-    );
+    previous = await (early ?? history.before({ namespace: meta.namespace, name: meta.name }, rv));
   } catch (e) {
     if (!isKubeError(e)) throw e;
     return { signals: NO_SIGNALS, gap: gapOf(e), error: e };

@@ -102,6 +102,20 @@ describe('e2e: recovery under the first-install storm', () => {
       wallCalm: calmWall,
       wall: wall(),
     });
+    if (process.env['STORM_TIMELINE']) {
+      // Every delivery attempt by subscriber, event type and answer: where the storm's requests go.
+      for (const [name, s] of [
+        ['calm', calm],
+        ['storm', system],
+      ] as const) {
+        const byAnswer: Record<string, number> = {};
+        for (const d of s.knative.broker.deliveries) {
+          const key = `${d.subscriber} ${d.event.type.split('.').pop() ?? ''} ${d.status ?? 'error'}`;
+          byAnswer[key] = (byAnswer[key] ?? 0) + 1;
+        }
+        console.log(`[e2e] deliveries ${name} ${JSON.stringify(byAnswer)}`);
+      }
+    }
     for (const r of f.results.filter((x) => x.member.role !== 'honest')) {
       if (process.env['STORM_TIMELINE']) {
         const p = system.progress.of(r.member.key);

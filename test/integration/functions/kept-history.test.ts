@@ -1,0 +1,159 @@
+// The AG's previous versions, kept by the process (docs/adr/0045-kept-history.md), against the real
+// test API server through the fault-injecting proxy. A signalled force needs force-drift's read of
+// the AG, its history read and the claim in one delivery; under a storm one of them often fails:
+// - the history read starts beside the AG read, so an AG read that fails does not waste it;
+// - a redelivery (after a failed AG read or a failed claim) does not read the history again;
+// - a later sweep of detect does not read again the history of a revision it read before.
+// Each case asserts the AG's state and the history requests that reached the proxy.
+
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ACTION_FORCE,
+  ANNOTATION_ATTEMPTS,
+  PING,
+  REASON_FORCED,
+  SIGNAL_LOST_WRITE,
+  formatTimeNano,
+  readyOf,
+  type ActionData,
+} from '../../../shared/core/index.js';
+import type { ArtifactGenerator } from '../../../shared/core/types.js';
+import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
+import { rebuildAg } from '../../support/ag-states.js';
+import { SettableClock } from '../../harness/functions.js';
+import { cloudEvent, postEvent } from '../../support/http-events.js';
+import type { CallMatch, ProxyCall } from '../../support/kube-proxy.js';
+import { functionSuite } from '../../support/function-suite.js';
+import { deleteAlarm } from '../../support/recovery-alarm.js';
+
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+/** Inside testConfig's 30 s grace: only the verified lost-write signal opens the gate. */
+const INSIDE_GRACE = T0 + 5_000;
+const NS = 'source-watcher-recovery';
+const kc = testKubeConfig();
+const suite = functionSuite('kept-history');
+
+afterAll(() => deleteAlarm(kc));
+beforeEach(() => {
+  suite.proxy.clearFaults();
+  suite.proxy.clearCalls();
+});
+
+/** History reads of this one AG by `clientTag`: a LIST by name at an exact revision. */
+function historyReads(clientTag: string, ag: ArtifactGenerator): ProxyCall[] {
+  const name = encodeURIComponent(`metadata.name=${ag.metadata?.name ?? ''}`);
+  return suite.proxy
+    .callsMatching({ clientTag, verb: 'list', resource: 'artifactgenerators' })
+    .filter((c) => c.namespace !== '' && c.path.includes(name));
+}
+
+function signalledForce(ag: ArtifactGenerator) {
+  const data: ActionData = {
+    namespace: ag.metadata?.namespace ?? '',
+    name: ag.metadata?.name ?? '',
+    resourceVersion: ag.metadata?.resourceVersion ?? '',
+    attempts: 0,
+    decidedAt: formatTimeNano(INSIDE_GRACE),
+    signal: SIGNAL_LOST_WRITE,
+  };
+  return cloudEvent({ type: ACTION_FORCE, source: '/source-watcher-recovery/detect', data });
+}
+
+async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out waiting for the history read to answer');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const agRead: CallMatch = {
+  clientTag: 'force-drift',
+  verb: 'get',
+  resource: 'artifactgenerators',
+  subresource: '',
+};
+const claim: CallMatch = {
+  clientTag: 'force-drift',
+  verb: 'patch',
+  resource: 'artifactgenerators',
+  subresource: '',
+};
+
+describe('force-drift: a signalled force redelivered after a failed call', () => {
+  it.each<[string, CallMatch]>([
+    ['its read of the AG failed (500)', agRead],
+    ['its claim failed (500)', claim],
+  ])(
+    '%s: 503 with the history read beside it, then the redelivery forces without reading it again',
+    async (_label, failing) => {
+      const { last: ag } = await rebuildAg(kc, { at: T0, lose: true });
+      const f = await suite.startForceDrift(new SettableClock(INSIDE_GRACE));
+      suite.proxy.addFault({ kind: 'status', status: 500, times: 1, match: failing });
+      const event = signalledForce(ag);
+      expect((await postEvent(f.url, event)).status).toBe(503);
+      // The history was read in the first delivery, beside the AG read (it may answer after 503).
+      await until(() => historyReads('force-drift', ag).some((c) => c.status !== undefined));
+      expect(historyReads('force-drift', ag)).toHaveLength(1);
+      expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
+        ag.metadata?.resourceVersion,
+      );
+      expect(await postEvent(f.url, event)).toMatchObject({
+        status: 200,
+        body: { result: 'forced' },
+      });
+      const after = await getArtifactGenerator(agRefOf(ag), kc);
+      expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
+      expect(readyOf(after)?.reason).toBe(REASON_FORCED);
+      expect(historyReads('force-drift', ag)).toHaveLength(1);
+    },
+  );
+
+  it('a history read that failed is not kept: the redelivery reads it again and forces', async () => {
+    const { last: ag } = await rebuildAg(kc, { at: T0, lose: true });
+    const f = await suite.startForceDrift(new SettableClock(INSIDE_GRACE));
+    suite.proxy.addFault({
+      kind: 'status',
+      status: 500,
+      times: 1,
+      match: { clientTag: 'force-drift', verb: 'list', resource: 'artifactgenerators' },
+    });
+    const event = signalledForce(ag);
+    expect(await postEvent(f.url, event)).toMatchObject({
+      status: 503,
+      body: { result: 'history' },
+    });
+    expect(await postEvent(f.url, event)).toMatchObject({
+      status: 200,
+      body: { result: 'forced' },
+    });
+    expect(historyReads('force-drift', ag)).toHaveLength(2);
+  });
+});
+
+describe("detect: the sweep's history reads", () => {
+  it('a second sweep reads no history for a revision the first sweep read, and emits the same signalled force', async () => {
+    const { last: ag } = await rebuildAg(kc, { at: T0, lose: true });
+    const d = await suite.startDetect(new SettableClock(INSIDE_GRACE));
+    const ping = () =>
+      cloudEvent({
+        type: PING,
+        source: `/apis/v1/namespaces/${NS}/pingsources/resync`,
+        data: { purpose: 'resync' },
+      });
+    const forcesOfAg = () =>
+      suite.sink.events.filter(
+        (e) =>
+          e.type === ACTION_FORCE &&
+          (e.data as ActionData).name === ag.metadata?.name &&
+          (e.data as ActionData).signal === SIGNAL_LOST_WRITE,
+      ).length;
+    suite.sink.events.length = 0;
+    expect((await postEvent(d.url, ping())).status).toBe(200);
+    expect(historyReads('detect', ag)).toHaveLength(1);
+    expect(forcesOfAg()).toBe(1);
+    expect((await postEvent(d.url, ping())).status).toBe(200);
+    expect(historyReads('detect', ag)).toHaveLength(1);
+    expect(forcesOfAg()).toBe(2);
+  });
+});
