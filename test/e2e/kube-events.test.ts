@@ -74,7 +74,7 @@ async function eventsAfter(
 
 describe('e2e: Kubernetes Events of the recovery', () => {
   it('a Ready write lost once: forced, then recovered — two Events on the AG', async () => {
-    // Then a resync later: nothing more is reported.
+    // Recovered, then a resync later (5 minutes): nothing more is reported.
     const { system, pair, events } = await eventsAfter(
       { times: 1 },
       'ev-once',
