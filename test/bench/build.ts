@@ -35,7 +35,24 @@ export async function buildParseEchoServer(root: string): Promise<string> {
   });
 }
 
+/** The module both echoes import, compiled next to them. */
+const SHARED_SOURCE = './echo-http.js';
+
 async function compileBenchServer(
+  root: string,
+  name: string,
+  rewrite: (js: string) => string = (js) => js,
+): Promise<string> {
+  await compileBenchModule(root, 'echo-http');
+  return compileBenchModule(root, name, (js) => {
+    if (!js.includes(`'${SHARED_SOURCE}'`)) {
+      throw new Error(`${name}.ts no longer imports ${SHARED_SOURCE}`);
+    }
+    return rewrite(js.replace(`'${SHARED_SOURCE}'`, `'./echo-http.mjs'`));
+  });
+}
+
+async function compileBenchModule(
   root: string,
   name: string,
   rewrite: (js: string) => string = (js) => js,

@@ -12,18 +12,12 @@ import { agUpdateHeaders, realisticUpdate } from './events.js';
 import { runLoad, type LoadResult } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
 import { spawnServer, timeToFirstAnswer, postOnce } from '../harness/functions.js';
-import { healthyStatus } from '../support/ag-states.js';
 import { adminOf } from './bench-system.js';
+import { createHealthyAg } from './healthy-ag.js';
 import { median } from './stats.js';
 import { smokeMode } from './smoke.js';
-import {
-  ratioRow,
-  unmeasuredRow,
-  valueRow,
-  type BenchContext,
-  type BenchModule,
-  type BenchRow,
-} from './types.js';
+import type { BenchContext, BenchModule, BenchRow } from './types.js';
+import { ratioRow, unmeasuredRow, valueRow } from './types.js';
 
 export const CONNECTIONS = 10;
 export const WARMUP_SEC = 1;
@@ -210,14 +204,7 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
   const { raw } = adminOf(server);
   const namespace = 'bench-p3';
   const name = `bench-p3-${randomBytes(4).toString('hex')}`;
-  const ps = await raw.createPackageSource(name);
-  const created = await raw.createAg(namespace, name, { name, uid: ps.metadata?.uid ?? '' });
-  await raw.patchAgStatus(
-    namespace,
-    name,
-    healthyStatus(Date.now(), created.metadata?.generation ?? 1, 'realistic'),
-  );
-  const ag = await raw.getAg(namespace, name);
+  const ag = await createHealthyAg(raw, namespace, name, { owned: true });
   const body = JSON.stringify(ag);
   const headers = agUpdateHeaders(ag);
   const ss: Target = {

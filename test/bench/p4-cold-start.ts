@@ -4,8 +4,7 @@
 // resync instead, which loads it at once: its row is spawn -> the sweep answered, against the real
 // test API server (resync-wake.ts; issue 21).
 
-import { realisticUpdate } from './events.js';
-import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
+import { measureDetectVsEcho } from './detect-vs-echo.js';
 import { withFirstAnswer } from '../harness/functions.js';
 import { median } from './stats.js';
 import { runtimeImportCosts } from './import-cost.js';
@@ -29,23 +28,8 @@ export const p4: BenchModule = {
   id: 'P4',
   title: 'cold start',
   async run(ctx) {
-    const scripts = await ctx.scripts();
-    const { body, headers } = realisticUpdate();
-    const noApi = await startNoApiDetect();
     const RUNS = runs();
-    const detectMs: number[] = [];
-    const echoMs: number[] = [];
-    try {
-      for (let i = 0; i < RUNS; i++) {
-        const detectFirst = i % 2 === 1;
-        if (detectFirst) detectMs.push(await coldStartMs(scripts.detect, noApi.env, headers, body));
-        echoMs.push(await coldStartMs(scripts.echo, ECHO_ENV, headers, body));
-        if (!detectFirst)
-          detectMs.push(await coldStartMs(scripts.detect, noApi.env, headers, body));
-      }
-    } finally {
-      await noApi.close();
-    }
+    const { detect: detectMs, echo: echoMs } = await measureDetectVsEcho(ctx, RUNS, coldStartMs);
     const round = (xs: number[]): number[] => xs.map((x) => Math.round(x));
     ctx.log(`  detect: ${round(detectMs).join(' ')} ms`);
     ctx.log(`  echo:   ${round(echoMs).join(' ')} ms`);

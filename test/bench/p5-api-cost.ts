@@ -27,7 +27,7 @@ import {
   urlOf,
   type RunningFunction,
 } from '../harness/functions.js';
-import { healthyStatus } from '../support/ag-states.js';
+import { createHealthyAg } from './healthy-ag.js';
 import { createHealthyAgs, createStuckAg, type RawKube } from '../support/raw-kube.js';
 import { valueRow, type BenchContext, type BenchModule, type BenchRow } from './types.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
@@ -98,16 +98,7 @@ async function requestsPerForce(
       owner,
     );
     proxy.clearCalls();
-    const answer = await postEvent(
-      urlOf(fns, 'force-drift'),
-      forceEvent(
-        NS_FORCE,
-        name,
-        stuck.metadata?.resourceVersion ?? '',
-        0,
-        new Date().toISOString(),
-      ),
-    );
+    const answer = await postForce(fns, NS_FORCE, stuck, 0, Date.now());
     expectStatus('force', answer);
     if (resultOf(answer) !== 'forced')
       throw new Error(`force answered ${JSON.stringify(answer.body)}`);
@@ -198,14 +189,7 @@ async function inStepPackageSource(
   raw: RawKube,
 ): Promise<BenchRow> {
   const name = `bench-p5-instep-${randomUUID().slice(0, 8)}`;
-  const ps = await raw.createPackageSource(name);
-  const created = await raw.createAg(NS_HEALTHY, name, { name, uid: ps.metadata?.uid ?? '' });
-  await raw.patchAgStatus(
-    NS_HEALTHY,
-    name,
-    healthyStatus(Date.now(), created.metadata?.generation ?? 1, 'realistic'),
-  );
-  const ag = await raw.getAg(NS_HEALTHY, name);
+  const ag = await createHealthyAg(raw, NS_HEALTHY, name, { owned: true });
   // Bring it in step, and wait until the API server's cache has caught up.
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -247,20 +231,31 @@ async function inStepPackageSource(
   });
 }
 
-/** detect's force action for `namespace/name` at `resourceVersion`, as the Broker delivers it. */
-function forceEvent(
+/** Posts to force-drift detect's force action for the AG as read, as the Broker delivers it. */
+function postForce(
+  fns: readonly RunningFunction[],
   namespace: string,
-  name: string,
-  resourceVersion: string,
+  ag: ArtifactGenerator,
   attempts: number,
-  decidedAt: string,
-): ReturnType<typeof cloudEvent> {
-  return cloudEvent({
-    type: ACTION_FORCE,
-    source: '/source-watcher-recovery/detect',
-    subject: `${namespace}/${name}`,
-    data: { namespace, name, resourceVersion, attempts, decidedAt },
-  });
+  decidedAt: number,
+): ReturnType<typeof postEvent> {
+  const name = ag.metadata?.name ?? '';
+  const resourceVersion = ag.metadata?.resourceVersion ?? '';
+  return postEvent(
+    urlOf(fns, 'force-drift'),
+    cloudEvent({
+      type: ACTION_FORCE,
+      source: '/source-watcher-recovery/detect',
+      subject: `${namespace}/${name}`,
+      data: {
+        namespace,
+        name,
+        resourceVersion,
+        attempts,
+        decidedAt: new Date(decidedAt).toISOString(),
+      },
+    }),
+  );
 }
 
 async function countAgs(raw: KubeConfig): Promise<number> {
@@ -366,13 +361,8 @@ export const p5: BenchModule = {
     try {
       rows.push(...(await requestsPerForce(proxy, fns, raw)));
       rows.push(...(await requestsPerForce(proxy, fns, raw, true)));
-      const healthy = await raw.createAg(NS_HEALTHY, 'noop');
-      await raw.patchAgStatus(
-        NS_HEALTHY,
-        'noop',
-        healthyStatus(Date.now(), healthy.metadata?.generation ?? 1, 'realistic'),
-      );
-      rows.push(await detectNoOp(proxy, fns, await raw.getAg(NS_HEALTHY, 'noop')));
+      const noop = await createHealthyAg(raw, NS_HEALTHY, 'noop', { owned: false });
+      rows.push(await detectNoOp(proxy, fns, noop));
       rows.push(await inStepPackageSource(proxy, fns, raw));
       ctx.log(`  creating ${healthyAgs()} healthy AGs`);
       rows.push(...(await sweepAndIdle(proxy, fns, raw, kc, () => sink.events.length)));
@@ -434,16 +424,7 @@ async function requestsPerAttempt(
       if (attempt > 1) clock.advance(backoffFor(attempt - 1, cfg) + 1_000);
       const before = await raw.getAg(NS_ATTEMPTS, name);
       proxy.clearCalls();
-      const answer = await postEvent(
-        urlOf(fns, 'force-drift'),
-        forceEvent(
-          NS_ATTEMPTS,
-          name,
-          before.metadata?.resourceVersion ?? '',
-          attempt - 1,
-          new Date(clock.now()).toISOString(),
-        ),
-      );
+      const answer = await postForce(fns, NS_ATTEMPTS, before, attempt - 1, clock.now());
       expectStatus(`force attempt ${attempt}`, answer);
       if (resultOf(answer) !== 'forced') {
         throw new Error(`force attempt ${attempt} answered ${JSON.stringify(answer.body)}`);

@@ -3,9 +3,8 @@
 // no-op path never loads @kubernetes/client-node; the resync wake-up does (issue 21), so detect's
 // RSS right after its first sweep is a row too (resync-wake.ts).
 
-import { realisticUpdate } from './events.js';
 import { runLoad } from './load.js';
-import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
+import { measureDetectVsEcho } from './detect-vs-echo.js';
 import { withFirstAnswer } from '../harness/functions.js';
 import { mean } from './stats.js';
 import { runtimeImportCosts } from './import-cost.js';
@@ -49,23 +48,12 @@ export const p7: BenchModule = {
   id: 'P7',
   title: 'memory',
   async run(ctx) {
-    const scripts = await ctx.scripts();
-    const { body, headers } = realisticUpdate();
-    const noApi = await startNoApiDetect();
-    const detect: { startKb: number; afterKb: number }[] = [];
-    const echo: { startKb: number; afterKb: number }[] = [];
-    try {
-      for (let i = 0; i < ROUNDS; i++) {
-        if (i % 2 === 1)
-          detect.push(await rssAfterLoad(ctx, scripts.detect, noApi.env, headers, body));
-        echo.push(await rssAfterLoad(ctx, scripts.echo, ECHO_ENV, headers, body));
-        if (i % 2 === 0)
-          detect.push(await rssAfterLoad(ctx, scripts.detect, noApi.env, headers, body));
-      }
-      if (noApi.api.total() !== 0) throw new Error('detect called the API during the memory run');
-    } finally {
-      await noApi.close();
-    }
+    const { detect, echo, detectApiCalls } = await measureDetectVsEcho(
+      ctx,
+      ROUNDS,
+      (script, env, headers, body) => rssAfterLoad(ctx, script, env, headers, body),
+    );
+    if (detectApiCalls !== 0) throw new Error('detect called the API during the memory run');
     const mib = (kb: number): number => kb / 1024;
     ctx.log(`  detect RSS after: ${detect.map((d) => mib(d.afterKb).toFixed(1)).join(' ')} MiB`);
     ctx.log(`  echo RSS after:   ${echo.map((d) => mib(d.afterKb).toFixed(1)).join(' ')} MiB`);

@@ -14,13 +14,8 @@ import { withBenchSystem } from './bench-system.js';
 import { percentile } from './stats.js';
 import { smokeMode } from './smoke.js';
 import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
-import {
-  unmeasuredRow,
-  valueRow,
-  type BenchContext,
-  type BenchModule,
-  type BenchRow,
-} from './types.js';
+import type { BenchContext, BenchModule, BenchRow } from './types.js';
+import { REPORT_ONLY, unmeasuredRow, valueRowsOf } from './types.js';
 
 /** Issue 13: stall -> first force within 3 s (p99) when the stall left the signal. */
 const SIGNAL_TARGET_S = 3;
@@ -158,60 +153,46 @@ async function runVariant(ctx: BenchContext, v: Variant, fleet: Fleet): Promise<
         `  ${r.honestRebuilds} honest rebuilds, ${forcesOf(underGrace)} forces under the grace, ${forcesOf(overGrace)} over it, ${reForces} stall re-forces, ${misses} misses, ${r.historyReads} history reads`,
       );
       const under = forcesOf(underGrace);
+      const row = valueRowsOf('P8', detail);
       return [
-        valueRow({
-          id: 'P8',
+        row({
           metric: `${v.label}: logic check, virtual clock: stall -> first force with the signal, ${stalls} stalls: p99`,
           value: percentile(sinceStallS, 99),
           unit: 's',
           target: `p99 <= ${SIGNAL_TARGET_S} s, 0 misses (virtual time: timers only)`,
           pass: percentile(sinceStallS, 99) <= SIGNAL_TARGET_S && misses === 0,
-          detail,
         }),
-        valueRow({
-          id: 'P8',
+        row({
           metric: `${v.label}: forces of honest rebuilds shorter than the grace (${underGrace.length} AGs, builds 0.2-${Math.round(Math.max(...underGrace.map((m) => m.buildTimeMs)) / 1000)} s)`,
           value: under,
           unit: 'forces',
           target: '0 (and no Awaiting on their PackageSources)',
           pass: under === 0 && awaitingUnderGrace === 0,
-          detail,
         }),
-        valueRow({
-          id: 'P8',
+        row({
           metric: `${v.label}: forces of honest rebuilds longer than the grace (${overGrace.length} AGs, up to ${MAX_HONEST_BUILD_MS / 1000} s): the time rule's known cost`,
           value: forcesOf(overGrace),
           unit: 'forces',
-          target: 'report',
-          pass: null,
-          detail,
+          ...REPORT_ONLY,
         }),
-        valueRow({
-          id: 'P8',
+        row({
           metric: `${v.label}: re-forces of forced rebuilds still running when the backoff ends (stall builds up to ${MAX_STALL_BUILD_MS / 1000} s): known cost, ADR 14`,
           value: reForces,
           unit: 'forces',
-          target: 'report',
-          pass: null,
-          detail,
+          ...REPORT_ONLY,
         }),
-        valueRow({
-          id: 'P8',
+        row({
           metric: `${v.label}: API requests the signal costs per honest rebuild`,
           value: r.honestHistoryReads / Math.max(1, r.honestRebuilds),
           unit: 'req',
           target: 'report (1 read per delivery of the in-progress version)',
           pass: null,
-          detail,
         }),
-        valueRow({
-          id: 'P8',
+        row({
           metric: `${v.label}: API requests the signal costs per stall (all builds of the AG)`,
           value: stallReads / Math.max(1, stalls),
           unit: 'req',
-          target: 'report',
-          pass: null,
-          detail,
+          ...REPORT_ONLY,
         }),
       ];
     },

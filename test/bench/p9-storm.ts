@@ -25,14 +25,8 @@ import {
 } from '../support/storm.js';
 import { withBenchSystem } from './bench-system.js';
 import { smokeMode } from './smoke.js';
-import {
-  ratioRow,
-  unmeasuredRow,
-  valueRow,
-  type BenchContext,
-  type BenchModule,
-  type BenchRow,
-} from './types.js';
+import type { BenchContext, BenchModule, BenchRow } from './types.js';
+import { ratioRow, REPORT_ONLY, unmeasuredRow, valueRowsOf } from './types.js';
 
 export const P9_FLEETS = {
   full: { pairs: 150, once: 16, twice: 12, always: 12, alwaysWithHonestFailure: 2 },
@@ -169,69 +163,50 @@ async function runVariant(
     wallSeconds: Math.round((calm.wallMs + storm.wallMs) / 1000),
   };
   const num = (v: number | null): number => v ?? NaN;
+  const row = valueRowsOf('P9', detail);
   return [
-    valueRow({
-      id: 'P9',
-      metric: `${label}: first stall of the cycle -> outcome, p50`,
-      value: num(percentileOrNull(outcomeS, 50)),
-      unit: 's',
-      target: 'report',
-      pass: null,
-      detail,
-    }),
-    valueRow({
-      id: 'P9',
-      metric: `${label}: first stall of the cycle -> outcome, p99`,
-      value: num(percentileOrNull(outcomeS, 99)),
-      unit: 's',
-      target: 'report',
-      pass: null,
-      detail,
-    }),
-    valueRow({
-      id: 'P9',
+    ...([50, 99] as const).map((p) =>
+      row({
+        metric: `${label}: first stall of the cycle -> outcome, p${p}`,
+        value: num(percentileOrNull(outcomeS, p)),
+        unit: 's',
+        ...REPORT_ONLY,
+      }),
+    ),
+    row({
       metric: `${label}: first stall of the cycle -> outcome, max (${f.pending.length} without one)`,
       value: maxOutcome,
       unit: 's',
       target: `every lost write, <= ${BUDGET_S} s`,
       pass: f.pending.length === 0 && maxOutcome <= BUDGET_S,
-      detail,
     }),
-    valueRow({
-      id: 'P9',
+    row({
       metric: `${label}: stall -> first force, median`,
       value: num(medianOrNull(forceS)),
       unit: 's',
       target: `<= ${FIRST_FORCE_MEDIAN_S} s`,
       pass: forceS.length > 0 && num(medianOrNull(forceS)) <= FIRST_FORCE_MEDIAN_S,
-      detail,
     }),
-    valueRow({
-      id: 'P9',
+    row({
       metric: `${label}: stall -> first force, p99`,
       value: num(percentileOrNull(forceS, 99)),
       unit: 's',
       target: `<= ${FIRST_FORCE_P99_S} s`,
       pass: forceS.length > 0 && num(percentileOrNull(forceS, 99)) <= FIRST_FORCE_P99_S,
-      detail,
     }),
-    valueRow({
-      id: 'P9',
+    row({
       metric: `${label}: dead-lettered action events (force, clear-tracking, stalled)`,
       value: f.deadLetteredActions,
       unit: 'events',
       target: '0',
       pass: f.deadLetteredActions === 0,
-      detail,
     }),
-    valueRow({
-      id: 'P9',
+    row({
       metric: `${label}: forces of honest builds`,
       value: f.honestForces,
       unit: 'forces',
       target: '0',
       pass: f.honestForces === 0,
-      detail,
     }),
     ratioRow({
       id: 'P9',
@@ -243,14 +218,12 @@ async function runVariant(
       maxRatio: 2,
       detail,
     }),
-    valueRow({
-      id: 'P9',
+    row({
       metric: `${label}: 429 answers repeated (${f.tooManyRepeated} of ${f.tooMany}), median delay to the repeat`,
       value: num(f.repeatDelayMedianMs) / 1000,
       unit: 's',
       target: `report (Retry-After 1 s)`,
       pass: null,
-      detail,
     }),
   ];
 }

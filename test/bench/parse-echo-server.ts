@@ -8,20 +8,10 @@
 //
 // Environment: PORT (required).
 
-import { createServer } from 'node:http';
-import express from 'express';
+import { serveEcho } from './echo-http.js';
 import { HttpInputError, parseCloudEvent } from '../../shared/runtime/cloudevent-http.js';
 
-const port = Number(process.env['PORT']);
-if (!Number.isInteger(port) || port < 1 || port > 65535) {
-  process.stderr.write('parse-echo-server: PORT must be a TCP port number\n');
-  process.exit(1);
-}
-
-const app = express();
-app.disable('x-powered-by');
-app.set('etag', false);
-app.post('/', express.raw({ type: () => true, limit: 1024 * 1024 }), (req, res) => {
+serveEcho('parse-echo-server', (req, res) => {
   const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   try {
     const event = parseCloudEvent(req.headers, body);
@@ -29,12 +19,4 @@ app.post('/', express.raw({ type: () => true, limit: 1024 * 1024 }), (req, res) 
   } catch (e) {
     res.status(e instanceof HttpInputError ? e.status : 500).json({ error: 'not a CloudEvent' });
   }
-});
-
-const server = createServer(app);
-server.keepAliveTimeout = 5000;
-server.listen(port, () => undefined);
-process.once('SIGTERM', () => {
-  server.close(() => process.exit(0));
-  server.closeIdleConnections();
 });

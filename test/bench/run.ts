@@ -25,6 +25,7 @@ import { builtMain, ensureBuilt, killAllServers } from '../harness/functions.js'
 import { SMOKE_ENV } from './smoke.js';
 import { renderMarkdown, renderTable } from './table.js';
 import type { BenchContext, BenchModule, BenchRow, BenchScripts } from './types.js';
+import { unmeasuredRow } from './types.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -120,16 +121,9 @@ function revision(): { commit: string; productSourcesModified: boolean } | undef
 
 function errorRow(module: BenchModule, e: unknown): BenchRow {
   const message = e instanceof Error ? e.message : String(e);
+  const note = `error: ${message.split('\n')[0]?.slice(0, 120) ?? ''}`;
   return {
-    id: module.id,
-    metric: `${module.title}: ERROR`,
-    value: null,
-    baseline: null,
-    unit: '',
-    ratio: null,
-    target: '-',
-    pass: false,
-    note: `error: ${message.split('\n')[0]?.slice(0, 120) ?? ''}`,
+    ...unmeasuredRow(module.id, `${module.title}: ERROR`, '-', note),
     detail: { error: message.slice(0, 4000) },
   };
 }

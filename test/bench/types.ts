@@ -94,8 +94,7 @@ export function ratioRow(opts: {
   };
 }
 
-/** A row for a count or a value with an absolute target and no baseline. */
-export function valueRow(opts: {
+interface ValueRowOptions {
   id: string;
   metric: string;
   value: number;
@@ -104,7 +103,10 @@ export function valueRow(opts: {
   pass: boolean | null;
   baseline?: number;
   detail?: Record<string, unknown>;
-}): BenchRow {
+}
+
+/** A row for a count or a value with an absolute target and no baseline. */
+export function valueRow(opts: ValueRowOptions): BenchRow {
   return {
     id: opts.id,
     metric: opts.metric,
@@ -116,6 +118,17 @@ export function valueRow(opts: {
     pass: opts.pass,
     ...(opts.detail !== undefined ? { detail: opts.detail } : {}),
   };
+}
+
+/** The target and pass of an informational row (no target to meet). */
+export const REPORT_ONLY = { target: 'report', pass: null } as const;
+
+/** valueRow for the rows of one measurement, which all carry its id and detail. */
+export function valueRowsOf(
+  id: string,
+  detail: Record<string, unknown>,
+): (opts: Omit<ValueRowOptions, 'id' | 'detail'>) => BenchRow {
+  return (opts) => valueRow({ id, ...opts, detail });
 }
 
 /** A row that could not be measured in this run (pass=false: the target is not shown met). */

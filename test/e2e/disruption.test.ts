@@ -25,21 +25,18 @@ import {
   psReady,
   readAg,
   readAlarm,
-  readPackageSource,
   readyCondition,
   report,
   resetWorld,
   seconds,
   startSystem,
   trackingCleared,
-  wallClock,
 } from './scenario-kit.js';
 
 const FUNCTIONS = ['detect', 'force-drift', 'surface-stalled'] as const;
 
 describe('e2e: disruptions during recovery', () => {
   it('5. a spec edit during recovery: source-watcher rebuilds the new generation, tracking is cleared', async () => {
-    const wall = wallClock();
     const system = await startSystem();
     // The first build and the forced rebuild both lose their verdict: still stuck after force 1.
     const pair = await createPair(system, { lose: { times: 2 } });
@@ -51,7 +48,7 @@ describe('e2e: disruptions during recovery', () => {
       { maxVirtualMs: 2 * MINUTE, stepMs: SECOND, what: 'the forced rebuild losing its verdict' },
     );
     const editedAt = system.clock.now();
-    const before = await readAg(kc, pair.ref);
+    const before = await readAg(pair.ref);
     expect(before?.metadata.annotations?.[ATTEMPTS]).toBe('1');
     await customObjects(kc).patchNamespacedCustomObject(
       {
@@ -83,7 +80,7 @@ describe('e2e: disruptions during recovery', () => {
       .reconcilesOf(pair.key)
       .filter((r) => r.at >= editedAt && r.outcome === 'Built');
     expect(rebuilt.map((r) => r.drift)).toContain('GenerationChanged');
-    const ag = await readAg(kc, pair.ref);
+    const ag = await readAg(pair.ref);
     expect(ag?.metadata.generation).toBe(2);
     expect(readyCondition(ag)).toMatchObject({
       status: 'True',
@@ -98,12 +95,10 @@ describe('e2e: disruptions during recovery', () => {
       stallToRecovered: seconds((p.recoveries[0] ?? NaN) - (p.stalls[0] ?? NaN)),
       editToRecovered: seconds((p.recoveries[0] ?? NaN) - editedAt),
       forces: p.forces.length,
-      wall: wall(),
     });
   });
 
   it('6. an AG deleted during recovery: no errors, no writes to it after deletion, no orphan alarm', async () => {
-    const wall = wallClock();
     const system = await startSystem({ logLevel: 'warn' });
     // source-watcher stays alive (it removes its finalizer) but never records a verdict.
     const pair = await createPair(system, { lose: {} });
@@ -114,13 +109,13 @@ describe('e2e: disruptions during recovery', () => {
       },
       { maxVirtualMs: 2 * MINUTE, stepMs: SECOND, what: 'a recovery in progress' },
     );
-    expect(await readAlarm(kc)).toBeDefined();
+    expect(await readAlarm()).toBeDefined();
     const deletedAt = system.clock.now();
     const callsBefore = system.proxy.calls.length;
     const deliveriesBefore = system.knative.broker.deliveries.length;
     const logsBefore = system.logs.records.length;
     await deleteAg(kc, pair.ref);
-    await system.runUntil(async () => (await readAg(kc, pair.ref)) === undefined, {
+    await system.runUntil(async () => (await readAg(pair.ref)) === undefined, {
       maxVirtualMs: MINUTE,
       stepMs: SECOND,
       what: 'the AG gone',
@@ -143,17 +138,15 @@ describe('e2e: disruptions during recovery', () => {
     expect(system.knative.broker.deadLetters).toEqual([]);
     expect(system.logs.records.slice(logsBefore)).toEqual([]);
     expect(system.progress.of(pair.key).forces).toHaveLength(1);
-    expect(await readAlarm(kc)).toBeUndefined();
+    expect(await readAlarm()).toBeUndefined();
 
     report('6 AG deleted during recovery', {
       deletedAfterStall: seconds(deletedAt - (system.progress.of(pair.key).stalls[0] ?? NaN)),
       writesAfterDeletion: writesToIt.length,
-      wall: wall(),
     });
   });
 
   it('9. AGs stuck before the install (no add events) are found by the resync', async () => {
-    const wall = wallClock();
     await resetWorld();
     // Before the install: source-watcher alone loses the Ready write of two AGs.
     const preClock = new VirtualClock({ start: Math.floor(Date.now() / 1000) * 1000 });
@@ -171,7 +164,7 @@ describe('e2e: disruptions during recovery', () => {
     await preSim.stop();
     expect(preSim.stats.lostWrites).toBe(2);
     for (const name of names) {
-      const ag = await readAg(kc, { namespace: AG_NAMESPACE, name });
+      const ag = await readAg({ namespace: AG_NAMESPACE, name });
       expect(readyCondition(ag)).toMatchObject({ status: 'Unknown', reason: 'Progressing' });
       expect(ag?.status?.inventory?.length).toBeGreaterThan(0);
     }
@@ -197,7 +190,7 @@ describe('e2e: disruptions during recovery', () => {
       // The ApiServerSource sent nothing about it until the force changed it.
       const first = sent.find((s) => s.event.subject?.endsWith(`/${names[i] ?? ''}`));
       expect(Date.parse(first?.event.time ?? '')).toBeGreaterThanOrEqual(forcedAt);
-      const ag = await readAg(kc, { namespace: AG_NAMESPACE, name: names[i] ?? '' });
+      const ag = await readAg({ namespace: AG_NAMESPACE, name: names[i] ?? '' });
       expect(readyCondition(ag)).toMatchObject({ status: 'True', reason: 'Succeeded' });
       expect(trackingCleared(ag)).toBe(true);
       expect(await psReady(names[i] ?? '')).toMatchObject({ status: 'True' });
@@ -208,12 +201,10 @@ describe('e2e: disruptions during recovery', () => {
       resyncToRecovered: seconds(
         Math.max(...keys.map((k) => system.progress.of(k).recoveries[0] ?? NaN)) - resyncAt,
       ),
-      wall: wall(),
     });
   });
 
   it('11. RECOVERY_MODE=observe decides and reports but writes nothing', async () => {
-    const wall = wallClock();
     const system = await startSystem({ env: { RECOVERY_MODE: 'observe' }, logLevel: 'info' });
     const pair = await createPair(system, { lose: { times: 1 } });
     await system.advance(7 * MINUTE);
@@ -222,12 +213,12 @@ describe('e2e: disruptions during recovery', () => {
     for (const resource of ['artifactgenerators', 'packagesources']) {
       expect(system.writesBy(FUNCTIONS, { resource })).toEqual([]);
     }
-    const ag = await readAg(kc, pair.ref);
+    const ag = await readAg(pair.ref);
     expect(readyCondition(ag)).toMatchObject({ status: 'Unknown', reason: 'Progressing' });
     expect(trackingCleared(ag)).toBe(true);
     expect(ag?.metadata.annotations?.[REQUESTED_AT]).toBeUndefined();
     expect(system.progress.of(pair.key).forces).toEqual([]);
-    expect(readyCondition(await readPackageSource(kc, pair.name))).toBeUndefined();
+    expect(await psReady(pair.name)).toBeUndefined();
     // It decided, and said so.
     const wouldForce = system.logs.find('would force', 'force-drift');
     expect(wouldForce.length).toBeGreaterThan(0);
@@ -240,7 +231,6 @@ describe('e2e: disruptions during recovery', () => {
       wouldForce: wouldForce.length,
       agWrites: 0,
       packageSourceWrites: 0,
-      wall: wall(),
     });
   });
 });

@@ -13,12 +13,10 @@ import {
   REASON_STALLED,
   SECOND,
   createPair,
-  readPackageSource,
-  readyCondition,
+  psReady,
   report,
   seconds,
   startSystem,
-  wallClock,
 } from './scenario-kit.js';
 import type { BrokerTuning } from '../harness/system.js';
 import { MAX_BUILD_MS, MIN_BUILD_MS, runFleet } from '../harness/fleet.js';
@@ -92,14 +90,12 @@ describe('e2e: early detection at scale (defaults)', () => {
 
 describe('e2e: a stall that leaves no signal (defaults)', () => {
   it('is caught by the time rule, and SourceWatcherStalled comes within 15 minutes of it', async () => {
-    const wall = wallClock();
     const system = await startSystem();
     const pair = await createPair(system);
-    await system.runUntil(
-      async () =>
-        readyCondition(await readPackageSource(system.kubeConfig, pair.name))?.status === 'True',
-      { maxVirtualMs: MINUTE, what: 'the first build' },
-    );
+    await system.runUntil(async () => (await psReady(pair.name))?.status === 'True', {
+      maxVirtualMs: MINUTE,
+      what: 'the first build',
+    });
     // A rebuild that changes no output and has no new requestedAt: a missing stored artifact,
     // found when source-watcher restarts. Its verdict is lost, and then every later one.
     system.sim.markArtifactMissing(pair.key);
@@ -123,13 +119,12 @@ describe('e2e: a stall that leaves no signal (defaults)', () => {
     expect(firstForce).toBeLessThanOrEqual(DEFAULT_GRACE_MS + 5 * SECOND);
     expect(p.forces.map((f) => f.attempt)).toEqual([1, 2, 3, 4, 5]);
     expect((p.stalledAt ?? NaN) - stall).toBeLessThan(15 * MINUTE);
-    const verdict = readyCondition(await readPackageSource(system.kubeConfig, pair.name));
+    const verdict = await psReady(pair.name);
     expect(verdict).toMatchObject({ status: 'False', reason: REASON_STALLED });
 
     report('no-signal stall', {
       firstForce: seconds(firstForce),
       stallToStalled: seconds((p.stalledAt ?? NaN) - stall),
-      wall: wall(),
     });
   });
 });

@@ -6,7 +6,6 @@
 // honest rebuilds (no bump), three replicas with duplicated and reordered delivery (one bump per
 // drift), and the delete -> re-create latency on the real clock.
 
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   createArtifactGenerator,
@@ -16,55 +15,23 @@ import {
 import {
   AG_NAMESPACE,
   MINUTE,
-  createPair,
   SECOND,
+  agReady,
+  createPair,
   kc,
   readAg,
   readyCondition,
   report,
   seconds,
   startSystem,
-  wallClock,
   type System,
 } from './scenario-kit.js';
+import { deleteAllEas, deleteEa, readEa, setDigestByHand } from './external-artifacts.js';
 
-const EA = { group: 'source.toolkit.fluxcd.io', version: 'v1', plural: 'externalartifacts' };
 const HEAL = 'heal-external-artifacts';
-const raw = kc.makeApiClient(CustomObjectsApi);
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-interface EaObject {
-  metadata: {
-    name: string;
-    uid: string;
-    managedFields?: { manager: string; subresource?: string }[];
-  };
-  status?: { artifact?: { digest?: string } };
-}
-
-beforeEach(async () => {
-  // ExternalArtifacts left by earlier scenarios (their AGs are gone) must not be listed as ours.
-  const list = (await raw.listNamespacedCustomObject({ ...EA, namespace: AG_NAMESPACE })) as {
-    items: EaObject[];
-  };
-  for (const e of list.items) {
-    await raw
-      .deleteNamespacedCustomObject({ ...EA, namespace: AG_NAMESPACE, name: e.metadata.name })
-      .catch(() => undefined);
-  }
-});
-
-async function readEa(name: string): Promise<EaObject | undefined> {
-  try {
-    return (await raw.getNamespacedCustomObject({
-      ...EA,
-      namespace: AG_NAMESPACE,
-      name,
-    })) as EaObject;
-  } catch {
-    return undefined;
-  }
-}
+// ExternalArtifacts left by earlier scenarios (their AGs are gone) must not be listed as ours.
+beforeEach(deleteAllEas);
 
 function start(
   opts: { replicas?: number; env?: Record<string, string>; duplicates?: boolean } = {},
@@ -103,7 +70,7 @@ async function settledAgs(system: System, n: number, prefix: string): Promise<st
 
 /** Ready=True on its generation and the ExternalArtifact's digest equal to the inventory's. */
 async function inStep(name: string): Promise<boolean> {
-  const ag = await readAg(kc, { namespace: AG_NAMESPACE, name });
+  const ag = await readAg({ namespace: AG_NAMESPACE, name });
   const ready = readyCondition(ag);
   if (ready?.status !== 'True' || ready.observedGeneration !== ag?.metadata.generation)
     return false;
@@ -119,13 +86,8 @@ function bumpsOf(system: System, name: string): number {
     .filter((c) => c.status === 200).length;
 }
 
-async function deleteEa(name: string): Promise<void> {
-  await raw.deleteNamespacedCustomObject({ ...EA, namespace: AG_NAMESPACE, name });
-}
-
 describe('e2e: heal-external-artifacts', () => {
   it('a deleted ExternalArtifact is re-created by source-watcher at once; without the function it stays gone for the hour', async () => {
-    const wall = wallClock();
     const system = await start();
     const [name = ''] = await settledAgs(system, 1, 'ea-del');
     const uid = (await readEa(name))?.metadata.uid;
@@ -145,7 +107,6 @@ describe('e2e: heal-external-artifacts', () => {
     report('heal: deleted ExternalArtifact', {
       reCreatedAfter: seconds(healedAt - deletedAt),
       bumps: bumpsOf(system, name),
-      wall: wall(),
     });
   });
 
@@ -159,20 +120,10 @@ describe('e2e: heal-external-artifacts', () => {
   });
 
   it('a digest changed by hand (kubectl patch keeps owning it): re-created, Ready never goes False, one bump', async () => {
-    const wall = wallClock();
     const system = await start();
     const [name = ''] = await settledAgs(system, 1, 'ea-dig');
     const before = (await readEa(name))?.status?.artifact?.digest;
-    await raw.patchNamespacedCustomObjectStatus(
-      {
-        ...EA,
-        namespace: AG_NAMESPACE,
-        name,
-        fieldManager: 'kubectl-patch',
-        body: { status: { artifact: { digest: `sha256:${'e'.repeat(64)}` } } },
-      },
-      mergePatch,
-    );
+    await setDigestByHand(name, 'kubectl-patch', 'e');
     const changedAt = system.clock.now();
     const healedAt = await system.runUntil(() => inStep(name), {
       maxVirtualMs: MINUTE,
@@ -196,12 +147,10 @@ describe('e2e: heal-external-artifacts', () => {
     report('heal: digest changed by hand', {
       healedAfter: seconds(healedAt - changedAt),
       bumps: bumpsOf(system, name),
-      wall: wall(),
     });
   });
 
   it('honest rebuilds: 0 bumps over 120 rebuilds (new source revisions, duplicated and reordered events)', async () => {
-    const wall = wallClock();
     const system = await start({ replicas: 2, duplicates: true });
     const names = await settledAgs(system, 12, 'ea-honest');
     const built = (): number =>
@@ -233,27 +182,15 @@ describe('e2e: heal-external-artifacts', () => {
     // The function saw the builds' ExternalArtifact updates and left every one alone.
     expect(healDeliveries).toBeGreaterThanOrEqual(120);
     expect(system.writesBy(HEAL)).toEqual([]);
-    report('heal: honest rebuilds', { rebuilds, healDeliveries, bumps: 0, wall: wall() });
+    report('heal: honest rebuilds', { rebuilds, healDeliveries, bumps: 0 });
   });
 
   it('three replicas, duplicated and reordered delivery: exactly one bump per drift, every ExternalArtifact healed', async () => {
-    const wall = wallClock();
     const system = await start({ replicas: 3, duplicates: true });
     const names = await settledAgs(system, 10, 'ea-rep');
     for (const [i, name] of names.entries()) {
       if (i % 2 === 0) await deleteEa(name);
-      else {
-        await raw.patchNamespacedCustomObjectStatus(
-          {
-            ...EA,
-            namespace: AG_NAMESPACE,
-            name,
-            fieldManager: 'kubectl-edit',
-            body: { status: { artifact: { digest: `sha256:${'d'.repeat(64)}` } } },
-          },
-          mergePatch,
-        );
-      }
+      else await setDigestByHand(name, 'kubectl-edit', 'd');
     }
     await system.runUntil(async () => (await Promise.all(names.map(inStep))).every(Boolean), {
       maxVirtualMs: 2 * MINUTE,
@@ -271,7 +208,6 @@ describe('e2e: heal-external-artifacts', () => {
       bumps: perAg.reduce((a, b) => a + b, 0),
       maxBumpsPerDrift: Math.max(...perAg),
       brokerStats: JSON.stringify(duplicates),
-      wall: wall(),
     });
   });
 
@@ -318,9 +254,7 @@ describe('e2e: heal-external-artifacts', () => {
     );
     expect(bumpsOf(system, name)).toBe(1);
     expect(system.progress.of(key).forces.map((f) => f.attempt)).toEqual([1]);
-    expect(readyCondition(await readAg(kc, { namespace: AG_NAMESPACE, name }))?.status).toBe(
-      'True',
-    );
+    expect((await agReady({ namespace: AG_NAMESPACE, name }))?.status).toBe('True');
     // Healthy again, the tracking is gone, and the heal made no second bump.
     await system.advance(MINUTE);
     expect(bumpsOf(system, name)).toBe(1);

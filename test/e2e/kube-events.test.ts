@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { REPORTING_CONTROLLER } from '../../shared/core/index.js';
 import { getArtifactGenerator } from '../support/apiserver.js';
 import { describeEvents, listEventsAbout, occurrences } from '../support/kube-events.js';
+import type { LossRule } from '../harness/source-watcher-sim/index.js';
+import type { AgProgress } from '../harness/system/progress.js';
 import {
   MINUTE,
   createPair,
@@ -14,7 +16,6 @@ import {
   report,
   startObserveSystem,
   startSystem,
-  wallClock,
   type Pair,
   type System,
 } from './scenario-kit.js';
@@ -27,7 +28,7 @@ async function eventsOf(pair: Pair) {
 }
 
 /** "Reason/Action [attempt N/M] xCount", sorted: what the operator sees, minus the ages. */
-function summary(events: Awaited<ReturnType<typeof eventsOf>>): string[] {
+function summary(events: Events): string[] {
   return events
     .map((e) => {
       const attempt = /^attempt (\d+\/\d+)/.exec(e.note)?.[1];
@@ -36,27 +37,50 @@ function summary(events: Awaited<ReturnType<typeof eventsOf>>): string[] {
     .sort();
 }
 
-function printDescribe(
-  title: string,
-  system: System,
-  events: Awaited<ReturnType<typeof eventsOf>>,
-) {
+type Events = Awaited<ReturnType<typeof eventsOf>>;
+
+function printDescribe(title: string, system: System, events: Events) {
   console.log(`[describe] ${title}\n${describeEvents(events, system.clock.now())}`);
+}
+
+/** `kubectl describe artifactgenerator` of the pair's AG, printed. */
+function printAgDescribe(system: System, pair: Pair, events: Events) {
+  printDescribe(
+    `kubectl -n ${pair.ref.namespace} describe artifactgenerator ${pair.name}`,
+    system,
+    events,
+  );
+}
+
+/**
+ * One pair losing its Ready writes as `lose` says, run until its progress shows `until`, then
+ * `thenMs` more: the system, the pair and its AG's Events.
+ */
+async function eventsAfter(
+  lose: LossRule,
+  prefix: string,
+  until: { what: string; maxVirtualMs: number; done: (p: AgProgress) => boolean },
+  thenMs: number,
+): Promise<{ system: System; pair: Pair; events: Events }> {
+  const system = await startSystem();
+  const pair = await createPair(system, { lose, prefix });
+  await system.runUntil(() => until.done(system.progress.of(pair.key)), {
+    maxVirtualMs: until.maxVirtualMs,
+    what: until.what,
+  });
+  await system.advance(thenMs);
+  return { system, pair, events: await eventsOf(pair) };
 }
 
 describe('e2e: Kubernetes Events of the recovery', () => {
   it('a Ready write lost once: forced, then recovered — two Events on the AG', async () => {
-    const wall = wallClock();
-    const system = await startSystem();
-    const pair = await createPair(system, { lose: { times: 1 }, prefix: 'ev-once' });
-    await system.runUntil(() => system.progress.of(pair.key).recoveries.length > 0, {
-      maxVirtualMs: 3 * MINUTE,
-      what: 'recovery',
-    });
-    // A resync later: nothing more is reported.
-    await system.advance(5 * MINUTE);
-
-    const events = await eventsOf(pair);
+    // Recovered, then a resync later (5 minutes): nothing more is reported.
+    const { system, pair, events } = await eventsAfter(
+      { times: 1 },
+      'ev-once',
+      { what: 'recovery', maxVirtualMs: 3 * MINUTE, done: (p) => p.recoveries.length > 0 },
+      5 * MINUTE,
+    );
     expect(summary(events)).toEqual([
       'SourceWatcherRecovered/ClearTracking x1',
       'SourceWatcherRecoveryForced/Force 1/5 x1',
@@ -66,25 +90,21 @@ describe('e2e: Kubernetes Events of the recovery', () => {
       expect(e.reportingController).toBe(REPORTING_CONTROLLER);
       expect(e.reportingInstance).toBe('force-drift-0');
     }
-    printDescribe(
-      `kubectl -n ${pair.ref.namespace} describe artifactgenerator ${pair.name}`,
-      system,
-      events,
-    );
-    report('events: lost once', { events: events.length, wall: wall() });
+    printAgDescribe(system, pair, events);
+    report('events: lost once', { events: events.length });
   });
 
   it('a Ready write lost always: five forces, then SourceWatcherStalled (Warning) on the AG and on its PackageSource', async () => {
-    const wall = wallClock();
-    const system = await startSystem();
-    const pair = await createPair(system, { lose: {}, prefix: 'ev-always' });
-    await system.runUntil(() => system.progress.of(pair.key).stalledAt !== null, {
-      maxVirtualMs: 14 * MINUTE,
-      what: 'SourceWatcherStalled',
-    });
-    await system.advance(6 * MINUTE);
-
-    const events = await eventsOf(pair);
+    const { system, pair, events } = await eventsAfter(
+      {},
+      'ev-always',
+      {
+        what: 'SourceWatcherStalled',
+        maxVirtualMs: 14 * MINUTE,
+        done: (p) => p.stalledAt !== null,
+      },
+      6 * MINUTE,
+    );
     expect(summary(events)).toEqual([
       'SourceWatcherRecoveryForced/Force 1/5 x1',
       'SourceWatcherRecoveryForced/Force 2/5 x1',
@@ -101,16 +121,12 @@ describe('e2e: Kubernetes Events of the recovery', () => {
     });
     expect(verdict?.note).toContain('fluxcd/pkg#934');
     expect(verdict?.note).toContain('Runbook "SourceWatcherStalled"');
-    printDescribe(
-      `kubectl -n ${pair.ref.namespace} describe artifactgenerator ${pair.name}`,
-      system,
-      events,
-    );
+    printAgDescribe(system, pair, events);
 
     // The PackageSource is cluster-scoped: its Events live in `default`, where
     // `kubectl describe packagesource` finds them (by uid).
     const psName = pair.packageSource ?? '';
-    const ps = await readPackageSource(kc, psName);
+    const ps = await readPackageSource(psName);
     const psUid = (ps as { metadata?: { uid?: string } }).metadata?.uid;
     expect(psUid).toBeDefined();
     const psEvents = await listEventsAbout(kc, 'default', {
@@ -140,12 +156,10 @@ describe('e2e: Kubernetes Events of the recovery', () => {
     report('events: lost always', {
       events: events.length,
       packageSourceEvents: psEvents.length,
-      wall: wall(),
     });
   });
 
   it('observe mode (observe overlay RBAC enforced): one would-force Event, its repeats in the series', async () => {
-    const wall = wallClock();
     const system = await startObserveSystem();
     const pair = await createPair(system, { lose: {}, prefix: 'ev-observe' });
     await system.advance(12 * MINUTE);
@@ -163,11 +177,7 @@ describe('e2e: Kubernetes Events of the recovery', () => {
     expect(
       system.writesBy(['force-drift', 'surface-stalled'], { resource: 'artifactgenerators' }),
     ).toEqual([]);
-    printDescribe(
-      `kubectl -n ${pair.ref.namespace} describe artifactgenerator ${pair.name}`,
-      system,
-      events,
-    );
-    report('events: observe', { occurrences: occurrences(e!), wall: wall() });
+    printAgDescribe(system, pair, events);
+    report('events: observe', { occurrences: occurrences(e!) });
   });
 });

@@ -5,7 +5,6 @@
 // every call is allowed (nothing missing), and every rule is used by some call (nothing granted
 // for nothing). `npm run test:rbac-rules` removes each rule in turn and shows a test failing.
 
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { CLIENTS, requestOf } from '../support/rbac-calls.js';
 import {
@@ -15,18 +14,16 @@ import {
   type PolicyRule,
 } from '../support/manifests.js';
 import {
-  AG_NAMESPACE,
   MINUTE,
   type System,
   REASON_STALLED,
   createPair,
-  kc,
   psReady,
   readAlarm,
   report,
   startSystem,
-  wallClock,
 } from './scenario-kit.js';
+import { readEa, setDigestByHand } from './external-artifacts.js';
 
 function describeRule(rule: PolicyRule): string {
   const names = rule.resourceNames ? ` names=${rule.resourceNames.join(',')}` : '';
@@ -34,26 +31,10 @@ function describeRule(rule: PolicyRule): string {
 }
 
 async function healByHand(system: System, name: string): Promise<void> {
-  const ea = { group: 'source.toolkit.fluxcd.io', version: 'v1', plural: 'externalartifacts' };
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const uidOf = async (): Promise<string | undefined> =>
-    (
-      (await api
-        .getNamespacedCustomObject({ ...ea, namespace: AG_NAMESPACE, name })
-        .catch(() => undefined)) as { metadata?: { uid?: string } } | undefined
-    )?.metadata?.uid;
+  const uidOf = async (): Promise<string | undefined> => (await readEa(name))?.metadata.uid;
   const before = await uidOf();
   expect(before, 'the simulator generated the ExternalArtifact').toBeDefined();
-  await api.patchNamespacedCustomObjectStatus(
-    {
-      ...ea,
-      namespace: AG_NAMESPACE,
-      name,
-      fieldManager: 'kubectl-patch',
-      body: { status: { artifact: { digest: `sha256:${'f'.repeat(64)}` } } },
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  await setDigestByHand(name, 'kubectl-patch', 'f');
   await system.runUntil(
     async () => {
       const now = await uidOf();
@@ -72,7 +53,6 @@ async function healByHand(system: System, name: string): Promise<void> {
 
 describe('e2e: RBAC from behaviour', () => {
   it('every call each function makes is allowed by its role, and every rule is used', async () => {
-    const wall = wallClock();
     // The simulator generates ExternalArtifacts, so heal-external-artifacts has work (below).
     const system = await startSystem({ sourceWatcher: { externalArtifacts: true } });
     // stuck -> forced -> recovered
@@ -83,7 +63,7 @@ describe('e2e: RBAC from behaviour', () => {
       async () =>
         system.progress.of(healed.key).recoveries.length === 1 &&
         (await psReady(stalled.name))?.reason === REASON_STALLED &&
-        (await readAlarm(kc)) === undefined,
+        (await readAlarm()) === undefined,
       { maxVirtualMs: 16 * MINUTE, what: 'recovery, verdict and the alarm removed' },
     );
 
@@ -152,7 +132,6 @@ describe('e2e: RBAC from behaviour', () => {
     report('rbac from behaviour', {
       calls: system.proxy.calls.length,
       resyncs: resyncs.length,
-      wall: wall(),
     });
   });
 });

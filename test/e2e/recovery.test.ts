@@ -18,7 +18,6 @@ import {
   SECOND,
   agReady,
   createPair,
-  kc,
   psReady,
   psReasons,
   readAg,
@@ -29,12 +28,30 @@ import {
   seconds,
   startSystem,
   trackingCleared,
-  wallClock,
+  type Condition,
 } from './scenario-kit.js';
+
+/**
+ * The PackageSource's Ready is `expected`, with the AG's message and transition time (`ready`),
+ * on the PackageSource's own generation.
+ */
+async function expectPsCarries(
+  name: string,
+  ready: Condition | undefined,
+  expected: { status: string; reason: string },
+): Promise<void> {
+  const ps = await readPackageSource(name);
+  expect(readyCondition(ps)).toEqual({
+    type: 'Ready',
+    ...expected,
+    message: ready?.message,
+    lastTransitionTime: ready?.lastTransitionTime,
+    observedGeneration: ps?.metadata.generation,
+  });
+}
 
 describe('e2e: recovery', () => {
   it('1. a lost Ready write is forced within seconds (early detection), rebuilt, and reported Ready=True on the AG and PackageSource', async () => {
-    const wall = wallClock();
     const system = await startSystem();
     const pair = await createPair(system, { lose: { times: 1 } });
 
@@ -53,7 +70,7 @@ describe('e2e: recovery', () => {
     expect((force?.claimedAt ?? NaN) - stall).toBeGreaterThanOrEqual(0);
     expect((force?.claimedAt ?? NaN) - stall).toBeLessThanOrEqual(EARLY_FORCE_WITHIN_MS);
 
-    const ag = await readAg(kc, pair.ref);
+    const ag = await readAg(pair.ref);
     const ready = readyCondition(ag);
     expect(ready).toMatchObject({
       status: 'True',
@@ -65,15 +82,7 @@ describe('e2e: recovery', () => {
     expect(ag?.metadata.annotations?.[REQUESTED_AT]).toBeDefined();
     expect(ag?.status?.lastHandledReconcileAt).toBe(ag?.metadata.annotations?.[REQUESTED_AT]);
 
-    const ps = await readPackageSource(kc, pair.name);
-    expect(readyCondition(ps)).toEqual({
-      type: 'Ready',
-      status: 'True',
-      reason: 'Succeeded',
-      message: ready?.message,
-      lastTransitionTime: ready?.lastTransitionTime,
-      observedGeneration: ps?.metadata.generation,
-    });
+    await expectPsCarries(pair.name, ready, { status: 'True', reason: 'Succeeded' });
     // While the window was open the PackageSource said so; our marker never reached it.
     const reasons = psReasons(system, pair.name);
     expect(reasons).toContain(REASON_AWAITING);
@@ -83,7 +92,6 @@ describe('e2e: recovery', () => {
     report('1 lost Ready write', {
       stallToForced: seconds((force?.claimedAt ?? NaN) - stall),
       stallToRecovered: seconds((p.recoveries[0] ?? NaN) - stall),
-      wall: wall(),
     });
   });
 
@@ -107,7 +115,6 @@ describe('e2e: recovery', () => {
   ])(
     '2. source-watcher $mode: forces on time, then SourceWatcherStalled within 12.5 minutes',
     async ({ env, offsets: expectedOffsets, lose, dies }) => {
-      const wall = wallClock();
       const system = await startSystem({ env });
       const pair = await createPair(system, { lose });
       await system.runUntil(() => system.progress.of(pair.key).stalls.length >= 1, {
@@ -152,7 +159,7 @@ describe('e2e: recovery', () => {
       expect(stalledAt - lastForce).toBeGreaterThanOrEqual(BACKOFF_MS[5]);
       expect(stalledAt - stall).toBeLessThanOrEqual(12.5 * MINUTE);
 
-      const ps = await readPackageSource(kc, pair.name);
+      const ps = await readPackageSource(pair.name);
       const verdict = readyCondition(ps);
       expect(verdict).toMatchObject({
         status: 'False',
@@ -162,7 +169,7 @@ describe('e2e: recovery', () => {
       for (const words of [pair.name, '5 force-drift attempt', 'fluxcd/pkg#934', 'restart']) {
         expect(verdict?.message).toContain(words);
       }
-      const ag = await readAg(kc, pair.ref);
+      const ag = await readAg(pair.ref);
       expect(ag?.metadata.annotations?.['cozystack.io/source-watcher-recovery-attempts']).toBe('5');
       // Dead: our last marker is still there. Never healing: the last rebuild's verdict was lost.
       expect(readyCondition(ag)).toMatchObject(
@@ -171,7 +178,7 @@ describe('e2e: recovery', () => {
           : { status: 'Unknown', reason: 'Progressing' },
       );
       // Nothing left to follow up: no alarm.
-      expect(await readAlarm(kc)).toBeUndefined();
+      expect(await readAlarm()).toBeUndefined();
 
       report(
         dies
@@ -180,14 +187,12 @@ describe('e2e: recovery', () => {
         {
           forcesAt: offsets.map(seconds).join(','),
           stallToStalled: seconds((p.stalledAt ?? NaN) - stall),
-          wall: wall(),
         },
       );
     },
   );
 
   it('3. a genuine failure (Ready=False BuildFailed) is passed through, with no force', async () => {
-    const wall = wallClock();
     const system = await startSystem();
     const created = system.clock.now();
     const pair = await createPair(system, { buildFailure: true });
@@ -205,21 +210,13 @@ describe('e2e: recovery', () => {
 
     const agCondition = await agReady(pair.ref);
     expect(agCondition).toMatchObject({ status: 'False', reason: 'BuildFailed' });
-    const ps = await readPackageSource(kc, pair.name);
-    expect(readyCondition(ps)).toEqual({
-      type: 'Ready',
-      status: 'False',
-      reason: 'BuildFailed',
-      message: agCondition?.message,
-      lastTransitionTime: agCondition?.lastTransitionTime,
-      observedGeneration: ps?.metadata.generation,
-    });
+    await expectPsCarries(pair.name, agCondition, { status: 'False', reason: 'BuildFailed' });
     expect(
       system.sim.reconcilesOf(pair.key).filter((r) => r.outcome === 'BuildFailed').length,
     ).toBeGreaterThan(3);
     expect(system.progress.of(pair.key).forces).toEqual([]);
     expect(system.writesBy('force-drift')).toEqual([]);
-    const ag = await readAg(kc, pair.ref);
+    const ag = await readAg(pair.ref);
     expect(trackingCleared(ag)).toBe(true);
     expect(ag?.metadata.annotations?.[REQUESTED_AT]).toBeUndefined();
     // ArtifactGeneratorNotReady: the new AG had no Ready yet (as the reference driver says).
@@ -233,12 +230,10 @@ describe('e2e: recovery', () => {
           ?.at ?? NaN) - created,
       ),
       forces: 0,
-      wall: wall(),
     });
   });
 
   it('4. normal rebuilds shorter than the grace period are never forced', async () => {
-    const wall = wallClock();
     const buildTimeMs = 25 * SECOND;
     const system = await startSystem({ sourceWatcher: { buildTimeMs } });
     const pair = await createPair(system);
@@ -265,7 +260,7 @@ describe('e2e: recovery', () => {
       }),
     );
     expect(longestUnknownMs).toBeGreaterThanOrEqual(buildTimeMs);
-    const ag = await readAg(kc, pair.ref);
+    const ag = await readAg(pair.ref);
     expect(readyCondition(ag)).toMatchObject({ status: 'True', reason: 'Succeeded' });
     expect(trackingCleared(ag)).toBe(true);
     expect(ag?.metadata.annotations?.[REQUESTED_AT]).toBeUndefined();
@@ -278,12 +273,10 @@ describe('e2e: recovery', () => {
       rebuilds: builds.length,
       buildTime: seconds(buildTimeMs),
       forces: 0,
-      wall: wall(),
     });
   });
 
   it('10. an AG with no PackageSource is still recovered, with no PackageSource write', async () => {
-    const wall = wallClock();
     const system = await startSystem();
     const pair = await createPair(system, { lose: { times: 1 }, bare: true });
     await system.runUntil(() => system.progress.of(pair.key).recoveries.length > 0, {
@@ -294,7 +287,7 @@ describe('e2e: recovery', () => {
     const p = system.progress.of(pair.key);
     expect(p.packageSource).toBeNull();
     expect(p.forces.map((f) => f.attempt)).toEqual([1]);
-    const ag = await readAg(kc, pair.ref);
+    const ag = await readAg(pair.ref);
     expect(readyCondition(ag)).toMatchObject({ status: 'True', reason: 'Succeeded' });
     expect(trackingCleared(ag)).toBe(true);
     expect(system.writesBy('surface-stalled')).toEqual([]);
@@ -306,14 +299,12 @@ describe('e2e: recovery', () => {
     report('10 AG without PackageSource', {
       stallToRecovered: seconds((p.recoveries[0] ?? NaN) - (p.stalls[0] ?? NaN)),
       packageSourceWrites: 0,
-      wall: wall(),
     });
   });
 });
 
 describe('e2e: an idle cluster', () => {
   it('after everything is healthy, one virtual hour of resyncs makes no write and leaves no alarm', async () => {
-    const wall = wallClock();
     const system = await startSystem();
     const pairs = [
       await createPair(system, { lose: { times: 1 } }),
@@ -323,10 +314,10 @@ describe('e2e: an idle cluster', () => {
     await system.runUntil(
       async () => {
         for (const pair of pairs) {
-          const ag = await readAg(kc, pair.ref);
+          const ag = await readAg(pair.ref);
           if (readyCondition(ag)?.status !== 'True' || !trackingCleared(ag)) return false;
         }
-        return (await readAlarm(kc)) === undefined;
+        return (await readAlarm()) === undefined;
       },
       { maxVirtualMs: 5 * MINUTE, what: 'a healthy cluster without an alarm' },
     );
@@ -349,9 +340,9 @@ describe('e2e: an idle cluster', () => {
       );
       expect(lists.length).toBeGreaterThanOrEqual(12);
     }
-    expect(await readAlarm(kc)).toBeUndefined();
+    expect(await readAlarm()).toBeUndefined();
     for (const pair of pairs) expect(await agReady(pair.ref)).toMatchObject({ status: 'True' });
 
-    report('idle hour', { resyncs, writes: writes.length, wall: wall() });
+    report('idle hour', { resyncs, writes: writes.length });
   });
 });

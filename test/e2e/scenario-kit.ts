@@ -2,7 +2,7 @@
 // scenario (stopped after it), owned ArtifactGenerator/PackageSource pairs with the simulator's
 // faults set before source-watcher first sees them, and reads of the state of the world.
 
-import { afterEach, expect, inject } from 'vitest';
+import { afterEach, beforeEach, expect, inject } from 'vitest';
 import {
   loadRbacRules,
   renderKustomize,
@@ -20,21 +20,19 @@ import {
   uniqueName,
 } from '../support/apiserver.js';
 import { deleteAllArtifactGenerators } from '../support/ag-states.js';
-import {
-  deleteAlarm,
-  readAg,
-  readAlarm,
-  readPackageSource,
-  readyCondition,
-  type AgObject,
-  type Condition,
-  type PackageSourceObject,
-} from '../harness/system/world.js';
+import * as world from '../harness/system/world.js';
+import type { AgObject, Condition, PackageSourceObject } from '../harness/system/world.js';
 
-export { readAg, readAlarm, readPackageSource, readyCondition };
+export const { readyCondition } = world;
 export type { AgObject, Condition, PackageSourceObject, System };
 
 export const kc = testKubeConfig();
+
+/** The reads of the world, as the admin (around the proxy): undefined when the object is gone. */
+export const readAg = (ref: Pair['ref']): Promise<AgObject | undefined> => world.readAg(kc, ref);
+export const readPackageSource = (name: string): Promise<PackageSourceObject | undefined> =>
+  world.readPackageSource(kc, name);
+export const readAlarm = (): ReturnType<typeof world.readAlarm> => world.readAlarm(kc);
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
 export const AG_NAMESPACE = 'cozy-system';
@@ -120,7 +118,7 @@ export async function startSystem(
 
 export async function resetWorld(): Promise<void> {
   await deleteAllArtifactGenerators(kc);
-  await deleteAlarm(kc);
+  await world.deleteAlarm(kc);
 }
 
 export interface Pair {
@@ -162,11 +160,11 @@ export async function createPair(system: System, o: PairOptions = {}): Promise<P
 
 /** The AG's current Ready, or undefined (no AG or no Ready). */
 export async function agReady(ref: Pair['ref']): Promise<Condition | undefined> {
-  return readyCondition(await readAg(kc, ref));
+  return readyCondition(await readAg(ref));
 }
 
 export async function psReady(name: string): Promise<Condition | undefined> {
-  return readyCondition(await readPackageSource(kc, name));
+  return readyCondition(await readPackageSource(name));
 }
 
 /** Neither tracking annotation is on the AG. */
@@ -190,9 +188,20 @@ export function psReasons(system: System, name: string): string[] {
   ];
 }
 
-/** One line per scenario: the simulated stall-to-outcome time and the wall time. */
+/** When the running scenario began (real time), for its report's wall time. */
+let scenarioStartedAt = performance.now();
+
+beforeEach(() => {
+  scenarioStartedAt = performance.now();
+});
+
+/**
+ * One line per scenario: its figures (the simulated stall-to-outcome time, ...) and `wall`, the
+ * real time since the scenario began unless the fields give their own.
+ */
 export function report(scenario: string, fields: Record<string, string | number>): void {
-  const parts = Object.entries(fields).map(([k, v]) => `${k}=${v}`);
+  const all = { ...fields, wall: fields['wall'] ?? seconds(performance.now() - scenarioStartedAt) };
+  const parts = Object.entries(all).map(([k, v]) => `${k}=${v}`);
   console.log(`[e2e] ${scenario}: ${parts.join(' ')}`);
 }
 

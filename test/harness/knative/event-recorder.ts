@@ -3,7 +3,7 @@
 // Service, a dead-letter sink, or a source's sink.
 
 import { createServer } from 'node:http';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MalformedEventError, parseHttpEvent } from './cloudevent-http.js';
 import type { AnyEvent } from './cloudevent-http.js';
@@ -35,6 +35,13 @@ export interface EventRecorder {
   close(): Promise<void>;
 }
 
+/** The request's whole body. */
+async function bodyOf(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
 /**
  * Starts a recorder on 127.0.0.1. `answer(n, event)` decides the response to the n-th request
  * (1-based, counting every request); a request without a valid CloudEvent is recorded with its
@@ -45,22 +52,23 @@ export async function startEventRecorder(
 ): Promise<EventRecorder> {
   const requests: RecordedRequest[] = [];
   const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const rec: RecordedRequest = { headers: req.headers, event: undefined, at: Date.now() };
-      try {
-        rec.event = parseHttpEvent(req.headers, Buffer.concat(chunks));
-      } catch (e) {
-        rec.error = e instanceof MalformedEventError ? e.message : String(e);
-      }
-      requests.push(rec);
-      const a = rec.event ? answer(requests.length, rec.event) : { status: 400 };
-      setTimeout(() => {
-        res.writeHead(a.status, a.headers ?? {});
-        res.end(a.body ?? '');
-      }, a.delayMs ?? 0);
-    });
+    void bodyOf(req).then(
+      (body) => {
+        const rec: RecordedRequest = { headers: req.headers, event: undefined, at: Date.now() };
+        try {
+          rec.event = parseHttpEvent(req.headers, body);
+        } catch (e) {
+          rec.error = e instanceof MalformedEventError ? e.message : String(e);
+        }
+        requests.push(rec);
+        const a = rec.event ? answer(requests.length, rec.event) : { status: 400 };
+        setTimeout(() => {
+          res.writeHead(a.status, a.headers ?? {});
+          res.end(a.body ?? '');
+        }, a.delayMs ?? 0);
+      },
+      () => res.destroy(),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -23,6 +23,8 @@ export const EA_KIND = 'ExternalArtifact';
 export const GENERATOR_LABEL = 'source.extensions.fluxcd.io/generator';
 
 const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+/** apiVersion and kind of every object applied (server-side apply needs them in the body). */
+const TYPE_META = { apiVersion: `${EA_GROUP}/${EA_VERSION}`, kind: EA_KIND } as const;
 
 export interface SimExternalArtifact {
   metadata: {
@@ -103,8 +105,7 @@ export class EaApi {
           ...base,
           force: true,
           body: {
-            apiVersion: `${EA_GROUP}/${EA_VERSION}`,
-            kind: EA_KIND,
+            ...TYPE_META,
             metadata: { ...meta, labels: { [GENERATOR_LABEL]: gen.uid } },
             spec: {
               sourceRef: {
@@ -125,8 +126,7 @@ export class EaApi {
           ...base,
           force: false,
           body: {
-            apiVersion: `${EA_GROUP}/${EA_VERSION}`,
-            kind: EA_KIND,
+            ...TYPE_META,
             metadata: meta,
             status: {
               artifact: {
