@@ -12,7 +12,8 @@ import {
   type ArtifactGenerator,
   type Decision,
 } from '../../../shared/core/index.js';
-import { CFG, makeAg, marker, MIN, progressing, SEC, STALL } from './fixtures.js';
+import { CFG, makeAg, MIN, SEC, STALL } from './fixtures.js';
+import { marker, progressing } from './ready-conditions.js';
 
 const CLAIM = STALL + 5 * MIN;
 const NOW = CLAIM + RESUME_SETTLE_MS + 5 * SEC;

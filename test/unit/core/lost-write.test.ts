@@ -16,17 +16,8 @@ import {
   outputsMovedWhileUnknown,
   type ArtifactGenerator,
 } from '../../../shared/core/index.js';
-import {
-  buildFailed,
-  CFG,
-  cfgWith,
-  makeAg,
-  marker,
-  progressing,
-  SEC,
-  STALL,
-  succeeded,
-} from './fixtures.js';
+import { CFG, cfgWith, makeAg, SEC, STALL } from './fixtures.js';
+import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 type Mutate = (ag: ArtifactGenerator) => void;
 

@@ -12,19 +12,8 @@ import {
   type OwnerReference,
   type PackageSource,
 } from '../../../shared/core/index.js';
-import {
-  buildFailed,
-  CFG,
-  cfgWith,
-  makeAg,
-  makePs,
-  marker,
-  MIN,
-  progressing,
-  SEC,
-  STALL,
-  succeeded,
-} from './fixtures.js';
+import { CFG, cfgWith, makeAg, makePs, MIN, SEC, STALL } from './fixtures.js';
+import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 const NOW = STALL + 20 * MIN;
 const PS_GEN = 7;

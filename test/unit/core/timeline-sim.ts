@@ -19,7 +19,8 @@ import {
   type PackageSource,
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
-import { makeAg, makePs, progressing, STALL, succeeded } from './fixtures.js';
+import { makeAg, makePs, STALL } from './fixtures.js';
+import { progressing, succeeded } from './ready-conditions.js';
 import { formatTimeSeconds } from '../../../shared/core/index.js';
 
 /**
