@@ -25,6 +25,24 @@ import { CFG, STALL } from './fixtures.js';
 
 const AG: EventSubject = { namespace: 'cozy-system', name: 'pkg-01', uid: 'uid-1' };
 const T = STALL + 1234;
+/** The Event's references to the AG and to its PackageSource. */
+const AG_REF = {
+  apiVersion: 'source.extensions.fluxcd.io/v1beta1',
+  kind: 'ArtifactGenerator',
+  namespace: 'cozy-system',
+  name: 'pkg-01',
+  uid: 'uid-1',
+};
+/** What every Event that pod-a reports at T holds, in the given namespace. */
+const eventByPodA = (namespace: string) => ({
+  apiVersion: 'events.k8s.io/v1',
+  kind: 'Event',
+  metadata: { namespace },
+  reportingController: REPORTING_CONTROLLER,
+  reportingInstance: 'pod-a',
+  eventTime: '2026-11-29T16:30:01.234000Z',
+});
+const PS_REF = { apiVersion: 'cozystack.io/v1alpha1', kind: 'PackageSource', name: 'pkg-01' };
 
 describe('stepContent', () => {
   it.each<[string, EventStep, string, string, 'Normal' | 'Warning', RegExp]>([
@@ -126,58 +144,30 @@ describe('buildEvent', () => {
       T,
     );
     expect(e).toMatchObject({
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
-      metadata: { namespace: 'cozy-system' },
-      reportingController: REPORTING_CONTROLLER,
-      reportingInstance: 'pod-a',
-      eventTime: '2026-11-29T16:30:01.234000Z',
-      regarding: {
-        apiVersion: 'source.extensions.fluxcd.io/v1beta1',
-        kind: 'ArtifactGenerator',
-        namespace: 'cozy-system',
-        name: 'pkg-01',
-        uid: 'uid-1',
-      },
+      ...eventByPodA('cozy-system'),
+      regarding: AG_REF,
     });
     expect(e.related).toBeUndefined();
     expect(e.series).toBeUndefined();
     expect(isDns1123Subdomain(e.metadata.name)).toBe(true);
   });
 
-  it('the verdict names the PackageSource (uid when known) as the related object', () => {
-    const e = buildEvent(
-      {
-        kind: 'stalled',
-        attempts: 5,
-        claimAt: T,
-        packageSource: 'pkg-01',
-        packageSourceUid: 'ps-1',
-      },
-      AG,
-      'pod-a',
-      T,
-    );
-    expect(e.related).toEqual({
-      apiVersion: 'cozystack.io/v1alpha1',
-      kind: 'PackageSource',
-      name: 'pkg-01',
-      uid: 'ps-1',
-    });
-  });
-
-  it('the verdict without the PackageSource uid still names it as the related object', () => {
-    const e = buildEvent(
-      { kind: 'stalled', attempts: 5, claimAt: T, packageSource: 'pkg-01' },
-      AG,
-      'pod-a',
-      T,
-    );
-    expect(e.related).toEqual({
-      apiVersion: 'cozystack.io/v1alpha1',
-      kind: 'PackageSource',
-      name: 'pkg-01',
-    });
+  it.each<[string, { packageSourceUid?: string }, object]>([
+    [
+      'the verdict names the PackageSource (uid when known) as the related object',
+      { packageSourceUid: 'ps-1' },
+      { ...PS_REF, uid: 'ps-1' },
+    ],
+    ['the verdict without the PackageSource uid still names it as the related object', {}, PS_REF],
+  ])('%s', (_name, uid, related) => {
+    const verdict: EventStep = {
+      kind: 'stalled',
+      attempts: 5,
+      claimAt: T,
+      packageSource: 'pkg-01',
+    };
+    const e = buildEvent({ ...verdict, ...uid }, AG, 'pod-a', T);
+    expect(e.related).toEqual(related);
     expect(e.type).toBe('Warning');
   });
 
@@ -240,29 +230,13 @@ describe('the verdict on the PackageSource', () => {
     const e = buildPackageSourceEvent(VERDICT, AG, 'pod-a', T);
     expect(CLUSTER_SCOPED_EVENTS_NAMESPACE).toBe('default');
     expect(e).toMatchObject({
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
-      metadata: { namespace: 'default' },
-      reportingController: REPORTING_CONTROLLER,
-      reportingInstance: 'pod-a',
-      eventTime: '2026-11-29T16:30:01.234000Z',
+      ...eventByPodA('default'),
       reason: 'SourceWatcherStalled',
       action: 'GiveUp',
       type: 'Warning',
     });
-    expect(e?.regarding).toEqual({
-      apiVersion: 'cozystack.io/v1alpha1',
-      kind: 'PackageSource',
-      name: 'pkg-01',
-      uid: 'ps-uid-1',
-    });
-    expect(e?.related).toEqual({
-      apiVersion: 'source.extensions.fluxcd.io/v1beta1',
-      kind: 'ArtifactGenerator',
-      namespace: 'cozy-system',
-      name: 'pkg-01',
-      uid: 'uid-1',
-    });
+    expect(e?.regarding).toEqual({ ...PS_REF, uid: 'ps-uid-1' });
+    expect(e?.related).toEqual(AG_REF);
     expect(e?.series).toBeUndefined();
   });
 
