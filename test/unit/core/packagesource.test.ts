@@ -17,6 +17,12 @@ import { buildFailed, marker, progressing, succeeded } from './ready-conditions.
 
 const NOW = STALL + 20 * MIN;
 const PS_GEN = 7;
+const ready = (status: string, reason: string, rest: Partial<Condition> = {}): Condition => ({
+  type: 'Ready',
+  status,
+  reason,
+  ...rest,
+});
 
 describe('controllingPackageSource', () => {
   const ref = (over: Partial<OwnerReference>): ArtifactGenerator => {
@@ -163,12 +169,9 @@ describe('desiredPackageSourceReady: recovery in progress', () => {
     ],
   ])('%s: Unknown/AwaitingSourceWatcherRecovery', (_label, ag, message) => {
     const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
-    expect(out).toMatchObject({
-      type: 'Ready',
-      status: 'Unknown',
-      reason: 'AwaitingSourceWatcherRecovery',
-      observedGeneration: PS_GEN,
-    });
+    expect(out).toMatchObject(
+      ready('Unknown', 'AwaitingSourceWatcherRecovery', { observedGeneration: PS_GEN }),
+    );
     expect(out?.message).toMatch(message);
   });
 
@@ -191,13 +194,12 @@ describe('desiredPackageSourceReady: stalled', () => {
   it('False/SourceWatcherStalled with an operator-actionable message', () => {
     const ag = makeAg({ ready: marker(STALL), attempts: '5', last: NOW - 5 * MIN });
     const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
-    expect(out).toMatchObject({
-      type: 'Ready',
-      status: 'False',
-      reason: 'SourceWatcherStalled',
-      observedGeneration: PS_GEN,
-      lastTransitionTime: formatTimeSeconds(NOW),
-    });
+    expect(out).toMatchObject(
+      ready('False', 'SourceWatcherStalled', {
+        observedGeneration: PS_GEN,
+        lastTransitionTime: formatTimeSeconds(NOW),
+      }),
+    );
     for (const part of [
       'cozy-system/cozystack-platform',
       'after 5 force-drift attempt(s)',
@@ -235,43 +237,26 @@ describe('desiredPackageSourceReady: the marker never leaks', () => {
 
 describe('desiredPackageSourceReady: lastTransitionTime of synthetic conditions', () => {
   const earlier = formatTimeSeconds(NOW - 3 * MIN);
+  const since = { lastTransitionTime: earlier };
   it.each<[string, Condition | undefined, string]>([
     [
       'status unchanged -> kept',
-      {
-        type: 'Ready',
-        status: 'Unknown',
-        reason: 'AwaitingSourceWatcherRecovery',
-        message: 'older text',
-        lastTransitionTime: earlier,
-      },
+      ready('Unknown', 'AwaitingSourceWatcherRecovery', { message: 'older text', ...since }),
       earlier,
     ],
     [
       'status unchanged from a copied Progressing -> kept',
-      {
-        type: 'Ready',
-        status: 'Unknown',
-        reason: 'Progressing',
-        message: 'x',
-        lastTransitionTime: earlier,
-      },
+      ready('Unknown', 'Progressing', { message: 'x', ...since }),
       earlier,
     ],
     [
       'status changed -> now',
-      {
-        type: 'Ready',
-        status: 'True',
-        reason: 'Succeeded',
-        message: 'x',
-        lastTransitionTime: earlier,
-      },
+      ready('True', 'Succeeded', { message: 'x', ...since }),
       formatTimeSeconds(NOW),
     ],
     [
       'status unchanged but time unparseable -> now',
-      { type: 'Ready', status: 'Unknown', reason: 'X', message: 'x', lastTransitionTime: 'junk' },
+      ready('Unknown', 'X', { message: 'x', lastTransitionTime: 'junk' }),
       formatTimeSeconds(NOW),
     ],
     ['no Ready yet -> now', undefined, formatTimeSeconds(NOW)],
