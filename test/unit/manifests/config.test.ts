@@ -4,11 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../shared/runtime/env.js';
 import { findObject, renderKustomize } from '../../support/manifests.js';
+import { BASE, FLUX_ONLY, OBSERVE } from './renders.js';
 
 describe.each([
-  ['knative', 'enforce'],
-  ['knative/overlays/observe', 'observe'],
-  ['knative/overlays/flux-only', 'enforce'],
+  [BASE, 'enforce'],
+  [OBSERVE, 'observe'],
+  [FLUX_ONLY, 'enforce'],
 ])('%s: recovery-config', (render, mode) => {
   it(`loads as the functions load it (mode ${mode})`, () => {
     const data = findObject(renderKustomize(render), 'ConfigMap', 'recovery-config').data as Record<

@@ -6,11 +6,11 @@ import {
   findObject,
   loadRbacRules,
   objectsOfKind,
-  renderKustomize,
   ruleAllows,
   type ApiRequest,
   type PolicyRule,
 } from '../../support/manifests.js';
+import { base, observe } from './renders.js';
 
 const AG = 'source.extensions.fluxcd.io';
 const PS = 'cozystack.io';
@@ -20,8 +20,6 @@ const SRC = 'source.toolkit.fluxcd.io';
 /** The Kubernetes Events of the recovery steps (docs/adr/0033): create, and get+patch a series. */
 const EVENT_GRANTS = [`* ${EV}/events create`, `* ${EV}/events get`, `* ${EV}/events patch`];
 const NS = RECOVERY_NAMESPACE;
-
-const base = () => renderKustomize('knative');
 
 /** One grant per (scope, group, resource, verb, names): order- and grouping-independent. */
 function grants(rules: readonly PolicyRule[]): string[] {
@@ -131,7 +129,6 @@ describe('grants per ServiceAccount', () => {
 });
 
 describe('observe overlay: observe-only by permission too (issue 12, item 5)', () => {
-  const observe = () => renderKustomize('knative/overlays/observe');
   const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
   const writes = (sa: string): string[] =>
     grants(loadRbacRules(sa, observe())).filter((g) => WRITE_VERBS.has(g.split(' ')[2] ?? ''));

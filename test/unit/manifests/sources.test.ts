@@ -11,10 +11,9 @@ import {
   renderKustomize,
   ruleAllows,
 } from '../../support/manifests.js';
+import { BASE, base, RENDERS } from './renders.js';
 
-const RENDERS = ['knative', 'knative/overlays/observe', 'knative/overlays/flux-only'];
-const base = () => renderKustomize('knative');
-const spec = (kind: string, name: string, render = 'knative'): Record<string, unknown> =>
+const spec = (kind: string, name: string, render = BASE): Record<string, unknown> =>
   findObject(renderKustomize(render), kind, name).spec as Record<string, unknown>;
 const BROKER_REF = { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' };
 const DEAD_LETTER_REF = {
