@@ -7,9 +7,8 @@ import {
   loadRbacRules,
   objectsOfKind,
   ruleAllows,
-  type ApiRequest,
-  type PolicyRule,
 } from '../../support/manifests.js';
+import type { ApiRequest, PolicyRule } from '../../support/manifests.js';
 import { base, observe } from './renders.js';
 
 const AG = 'source.extensions.fluxcd.io';
