@@ -197,28 +197,28 @@ describe('observe overlay: observe-only by permission too (issue 12, item 5)', (
 });
 
 describe('what each identity can and cannot do', () => {
-  const ag = (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({
-    verb,
+  /** Requests for one kind of object: the verb, and what differs from the usual object. */
+  const requests =
+    (object: Omit<ApiRequest, 'verb'>) =>
+    (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({ verb, ...object, ...extra });
+  const ag = requests({
     group: AG,
     resource: 'artifactgenerators',
     namespace: 'cozy-system',
     name: 'pkg',
-    ...extra,
   });
-  const ping = (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({
-    verb,
+  const ping = requests({
     group: KN,
     resource: 'pingsources',
     namespace: NS,
     name: 'recovery-alarm',
-    ...extra,
   });
-  const ps = (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({
-    verb,
-    group: PS,
-    resource: 'packagesources',
-    name: 'pkg',
-    ...extra,
+  const ps = requests({ group: PS, resource: 'packagesources', name: 'pkg' });
+  const ea = requests({
+    group: SRC,
+    resource: 'externalartifacts',
+    namespace: 'cozy-system',
+    name: 'a',
   });
   const allNs = { namespace: '' } as const;
   const noName = {} as Partial<ApiRequest>;
@@ -272,30 +272,8 @@ describe('what each identity can and cannot do', () => {
       ag('patch', { subresource: 'status' }),
       false,
     ],
-    [
-      'heal-external-artifacts',
-      'deletes an ExternalArtifact',
-      {
-        verb: 'delete',
-        group: SRC,
-        resource: 'externalartifacts',
-        namespace: 'cozy-system',
-        name: 'a',
-      },
-      true,
-    ],
-    [
-      'heal-external-artifacts',
-      'cannot patch an ExternalArtifact',
-      {
-        verb: 'patch',
-        group: SRC,
-        resource: 'externalartifacts',
-        namespace: 'cozy-system',
-        name: 'a',
-      },
-      false,
-    ],
+    ['heal-external-artifacts', 'deletes an ExternalArtifact', ea('delete'), true],
+    ['heal-external-artifacts', 'cannot patch an ExternalArtifact', ea('patch'), false],
     ['dead-letter', 'cannot read an AG', ag('get'), false],
   ])('%s %s', (sa, _what, request, allowed) => {
     expect(ruleAllows(loadRbacRules(sa, base()), request)).toBe(allowed);
