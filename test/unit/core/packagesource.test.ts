@@ -11,12 +11,14 @@ import {
   type Condition,
   type OwnerReference,
   type PackageSource,
+  type RecoveryMode,
 } from '../../../shared/core/index.js';
 import { CFG, cfgWith, makeAg, makePs, MIN, SEC, STALL } from './fixtures.js';
 import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 const NOW = STALL + 20 * MIN;
 const PS_GEN = 7;
+const MODES: RecoveryMode[] = ['enforce', 'observe', 'off'];
 const ready = (status: string, reason: string, rest: Partial<Condition> = {}): Condition => ({
   type: 'Ready',
   status,
@@ -100,11 +102,7 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
     });
   });
 
-  it.each<[string, 'enforce' | 'observe' | 'off']>([
-    ['enforce', 'enforce'],
-    ['observe', 'observe'],
-    ['off', 'off'],
-  ])('Ready missing -> ArtifactGeneratorNotReady in mode %s too', (_label, mode) => {
+  it.each(MODES)('Ready missing -> ArtifactGeneratorNotReady in mode %s too', (mode) => {
     const ag = makeAg({ ready: null, created: NOW - 5 * SEC });
     expect(desiredPackageSourceReady(ag, makePs(), NOW, cfgWith({ mode }))?.reason).toBe(
       'ArtifactGeneratorNotReady',
@@ -213,11 +211,7 @@ describe('desiredPackageSourceReady: stalled', () => {
 });
 
 describe('desiredPackageSourceReady: the marker never leaks', () => {
-  it.each<[string, 'enforce' | 'observe' | 'off']>([
-    ['enforce', 'enforce'],
-    ['observe', 'observe'],
-    ['off', 'off'],
-  ])('mode %s', (_label, mode) => {
+  it.each(MODES)('mode %s', (mode) => {
     const ag = makeAg({ ready: marker(NOW - MIN) });
     const out = desiredPackageSourceReady(ag, makePs(), NOW, cfgWith({ mode }));
     expect(out?.reason).toBe('AwaitingSourceWatcherRecovery');
