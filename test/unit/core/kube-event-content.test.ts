@@ -42,6 +42,15 @@ const eventByPodA = (namespace: string) => ({
   reportingInstance: 'pod-a',
   eventTime: '2026-11-29T16:30:01.234000Z',
 });
+/** The first of five forces, and the verdict without and with its PackageSource's uid. */
+const FORCE_1: EventStep = { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T };
+const VERDICT_NO_UID: StalledStep = {
+  kind: 'stalled',
+  attempts: 5,
+  claimAt: T,
+  packageSource: 'pkg-01',
+};
+const VERDICT: StalledStep = { ...VERDICT_NO_UID, packageSourceUid: 'ps-uid-1' };
 const PS_REF = { apiVersion: 'cozystack.io/v1alpha1', kind: 'PackageSource', name: 'pkg-01' };
 
 describe('stepContent', () => {
@@ -78,7 +87,7 @@ describe('stepContent', () => {
     ],
     [
       'give-up',
-      { kind: 'stalled', attempts: 5, claimAt: T, packageSource: 'pkg-01' },
+      VERDICT_NO_UID,
       'SourceWatcherStalled',
       'GiveUp',
       'Warning',
@@ -137,12 +146,7 @@ describe('a force says how its stall was found (degraded early detection shows w
 
 describe('buildEvent', () => {
   it('regards the AG (uid included), names the controller and instance, eventTime in µs', () => {
-    const e = buildEvent(
-      { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T },
-      AG,
-      'pod-a',
-      T,
-    );
+    const e = buildEvent(FORCE_1, AG, 'pod-a', T);
     expect(e).toMatchObject({
       ...eventByPodA('cozy-system'),
       regarding: AG_REF,
@@ -160,42 +164,22 @@ describe('buildEvent', () => {
     ],
     ['the verdict without the PackageSource uid still names it as the related object', {}, PS_REF],
   ])('%s', (_name, uid, related) => {
-    const verdict: EventStep = {
-      kind: 'stalled',
-      attempts: 5,
-      claimAt: T,
-      packageSource: 'pkg-01',
-    };
-    const e = buildEvent({ ...verdict, ...uid }, AG, 'pod-a', T);
+    const e = buildEvent({ ...VERDICT_NO_UID, ...uid }, AG, 'pod-a', T);
     expect(e.related).toEqual(related);
     expect(e.type).toBe('Warning');
   });
 
   it('the name does not depend on the replica or the moment it is reported', () => {
-    const step: EventStep = { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T };
-    const a = buildEvent(step, AG, 'pod-a', T);
-    const b = buildEvent(step, AG, 'pod-b', T + 5000);
+    const a = buildEvent(FORCE_1, AG, 'pod-a', T);
+    const b = buildEvent(FORCE_1, AG, 'pod-b', T + 5000);
     expect(a.metadata.name).toBe(b.metadata.name);
   });
 
   it('reportingInstance is cut to 128 characters', () => {
-    const e = buildEvent(
-      { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T },
-      AG,
-      'p'.repeat(300),
-      T,
-    );
+    const e = buildEvent(FORCE_1, AG, 'p'.repeat(300), T);
     expect(e.reportingInstance).toHaveLength(128);
   });
 });
-
-const VERDICT: StalledStep = {
-  kind: 'stalled',
-  attempts: 5,
-  claimAt: T,
-  packageSource: 'pkg-01',
-  packageSourceUid: 'ps-uid-1',
-};
 
 describe('the verdict on the PackageSource', () => {
   it.each<[string, string, RegExp]>([
@@ -276,7 +260,7 @@ describe('the verdict on the PackageSource', () => {
 
   it.each<[string, StalledStep]>([
     ['no PackageSource', { ...VERDICT, packageSource: null, packageSourceUid: null }],
-    ['no uid', { kind: 'stalled', attempts: 5, claimAt: T, packageSource: 'pkg-01' }],
+    ['no uid', VERDICT_NO_UID],
     ['an empty uid', { ...VERDICT, packageSourceUid: '' }],
     ['a uid over 128 characters', { ...VERDICT, packageSourceUid: 'u'.repeat(129) }],
     ['a malformed name', { ...VERDICT, packageSource: 'Not_A_Name' }],
@@ -286,7 +270,7 @@ describe('the verdict on the PackageSource', () => {
   });
 
   it.each<[string, EventStep, string[]]>([
-    ['a force', { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T }, ['cozy-system']],
+    ['a force', FORCE_1, ['cozy-system']],
     ['the verdict with its PackageSource', VERDICT, ['cozy-system', 'default']],
   ])('buildEvents for %s: the namespaces of its Events', (_, step, namespaces) => {
     expect(buildEvents(step, AG, 'pod-a', T).map((e) => e.metadata.namespace)).toEqual(namespaces);
