@@ -221,6 +221,7 @@ describe('what each identity can and cannot do', () => {
     name: 'a',
   });
   const allNs = { namespace: '' } as const;
+  const onStatus = { subresource: 'status' } as const;
   const noName = {} as Partial<ApiRequest>;
 
   it.each<[string, string, ApiRequest, boolean]>([
@@ -228,7 +229,7 @@ describe('what each identity can and cannot do', () => {
     ['detect', 'cannot watch AGs (it never does)', ag('watch', { ...allNs }), false],
     ['detect', 'gets an AG', ag('get'), true],
     ['detect', 'cannot patch an AG', ag('patch'), false],
-    ['detect', 'cannot patch AG status', ag('patch', { subresource: 'status' }), false],
+    ['detect', 'cannot patch AG status', ag('patch', onStatus), false],
     ['detect', 'creates the alarm', ping('create', noName), true],
     ['detect', 'patches the alarm', ping('patch'), true],
     ['detect', 'deletes the alarm', ping('delete'), true],
@@ -243,7 +244,7 @@ describe('what each identity can and cannot do', () => {
     ['detect', 'cannot touch PackageSources', ps('get'), false],
     ['force-drift', 'gets an AG', ag('get'), true],
     ['force-drift', 'patches AG annotations', ag('patch'), true],
-    ['force-drift', 'patches AG status', ag('patch', { subresource: 'status' }), true],
+    ['force-drift', 'patches AG status', ag('patch', onStatus), true],
     [
       'force-drift',
       'lists AGs (one name at one revision: the signal check, ADR 43)',
@@ -252,26 +253,16 @@ describe('what each identity can and cannot do', () => {
     ],
     ['force-drift', 'cannot delete an AG', ag('delete'), false],
     ['force-drift', 'cannot update (PUT) an AG', ag('update'), false],
-    ['force-drift', 'cannot patch a PackageSource', ps('patch', { subresource: 'status' }), false],
+    ['force-drift', 'cannot patch a PackageSource', ps('patch', onStatus), false],
     ['surface-stalled', 'lists PackageSources', ps('list', { name: undefined }), true],
-    [
-      'surface-stalled',
-      'patches PackageSource status',
-      ps('patch', { subresource: 'status' }),
-      true,
-    ],
+    ['surface-stalled', 'patches PackageSource status', ps('patch', onStatus), true],
     ['surface-stalled', 'cannot patch a PackageSource itself', ps('patch'), false],
     ['surface-stalled', 'gets an AG', ag('get'), true],
     ['surface-stalled', 'cannot patch an AG', ag('patch'), false],
     ['apiserversource', 'watches AGs in all namespaces', ag('watch', { ...allNs }), true],
     ['apiserversource', 'cannot patch an AG', ag('patch'), false],
     ['heal-external-artifacts', 'bumps an AG', ag('patch'), true],
-    [
-      'heal-external-artifacts',
-      'cannot patch an AG status',
-      ag('patch', { subresource: 'status' }),
-      false,
-    ],
+    ['heal-external-artifacts', 'cannot patch an AG status', ag('patch', onStatus), false],
     ['heal-external-artifacts', 'deletes an ExternalArtifact', ea('delete'), true],
     ['heal-external-artifacts', 'cannot patch an ExternalArtifact', ea('patch'), false],
     ['dead-letter', 'cannot read an AG', ag('get'), false],
