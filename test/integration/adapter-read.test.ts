@@ -170,30 +170,21 @@ describe('single reads', () => {
   const namespace = uniqueName('read');
   const agName = uniqueName('ag');
   const psName = uniqueName('ps');
+  const PS_READY = {
+    type: 'Ready',
+    status: 'True',
+    reason: 'Succeeded',
+    message: 'ok',
+    lastTransitionTime: '2025-03-04T05:06:07Z',
+    observedGeneration: 1,
+  };
 
   beforeAll(async () => {
     await ensureNamespace(namespace);
     await raw.createNamespacedCustomObject({ ...AG, namespace, body: agBody(namespace, agName) });
     await raw.createClusterCustomObject({ ...PS, body: psBody(psName) });
     await raw.patchClusterCustomObjectStatus(
-      {
-        ...PS,
-        name: psName,
-        body: {
-          status: {
-            conditions: [
-              {
-                type: 'Ready',
-                status: 'True',
-                reason: 'Succeeded',
-                message: 'ok',
-                lastTransitionTime: '2025-03-04T05:06:07Z',
-                observedGeneration: 1,
-              },
-            ],
-          },
-        },
-      },
+      { ...PS, name: psName, body: { status: { conditions: [PS_READY] } } },
       mergePatch,
     );
   });
@@ -225,16 +216,7 @@ describe('single reads', () => {
     expect(ps.kind).toBe('PackageSource');
     expect(ps.metadata?.name).toBe(psName);
     expect(ps.metadata?.namespace).toBeUndefined();
-    expect(ps.status?.conditions).toEqual([
-      {
-        type: 'Ready',
-        status: 'True',
-        reason: 'Succeeded',
-        message: 'ok',
-        lastTransitionTime: '2025-03-04T05:06:07Z',
-        observedGeneration: 1,
-      },
-    ]);
+    expect(ps.status?.conditions).toEqual([PS_READY]);
   });
 
   it('lists PackageSources', async () => {
