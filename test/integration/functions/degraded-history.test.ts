@@ -5,18 +5,15 @@
 
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  ACTION_FORCE,
   ANNOTATION_ATTEMPTS,
   APISERVER_UPDATE,
-  PING,
   SIGNAL_LOST_WRITE,
-  formatTimeNano,
   readyOf,
   type ActionData,
 } from '../../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../../shared/core/types.js';
+
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
-import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
+import { agRefOf, getArtifactGenerator } from '../../support/apiserver.js';
 import {
   createAgWithStatus,
   deleteAllArtifactGenerators,
@@ -24,16 +21,13 @@ import {
   stuckStatus,
 } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
-import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
+import { agResourceEvent, postEvent } from '../../support/http-events.js';
 import { type CallMatch, type KubeProxy } from '../../support/kube-proxy.js';
-import { functionSuite } from '../../support/function-suite.js';
+import { forceEvent, forcesFor, functionFile, resyncPing } from './suite-kit.js';
 import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = 'source-watcher-recovery';
+const { T0, kc, suite } = functionFile('degraded');
 const GRACE_MS = 30_000; // testConfig's time rule
-const kc = testKubeConfig();
-const suite = functionSuite('degraded');
 const { startDetect } = suite;
 const startForceDrift = (clock: SettableClock, logger?: Logger) =>
   suite.startForceDrift(clock, logger !== undefined ? { logger } : {});
@@ -71,30 +65,6 @@ function capturingLogger(name: string): { logger: Logger; lines: LogLine[] } {
   return { logger, lines };
 }
 
-const forcesFor = (ag: ArtifactGenerator) =>
-  suite.sink.events.filter(
-    (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
-  );
-
-function forceEvent(ag: ArtifactGenerator) {
-  const data: ActionData = {
-    namespace: ag.metadata?.namespace ?? '',
-    name: ag.metadata?.name ?? '',
-    resourceVersion: ag.metadata?.resourceVersion ?? '',
-    attempts: 0,
-    decidedAt: formatTimeNano(T0),
-    signal: SIGNAL_LOST_WRITE,
-  };
-  return cloudEvent({ type: ACTION_FORCE, source: '/source-watcher-recovery/detect', data });
-}
-
-const resync = () =>
-  cloudEvent({
-    type: PING,
-    source: `/apis/v1/namespaces/${NS}/pingsources/resync`,
-    data: { purpose: 'resync' },
-  });
-
 describe('detect, event path: a history read that fails is "no signal", and the follow-up is armed first', () => {
   it.each<[string, Parameters<KubeProxy['addFault']>[0]['kind'], number | undefined, number]>([
     ['410 (compacted)', 'status', 410, 200],
@@ -119,7 +89,7 @@ describe('detect, event path: a history read that fails is "no signal", and the 
         status: answer,
         result: answer === 200 ? 'healthy' : 'history',
       });
-      expect(forcesFor(last)).toHaveLength(0);
+      expect(forcesFor(suite, last)).toHaveLength(0);
       // Ready Unknown since T0: the time rule's follow-up, 1 ms after the grace, in whole seconds.
       expect((await readAlarm(kc))?.moment).toBe(T0 + GRACE_MS + 1_000);
     },
@@ -131,7 +101,9 @@ describe('detect, event path: a history read that fails is "no signal", and the 
     suite.proxy.addFault({ kind: 'status', status: 429, times: 1, match: historyRead('detect') });
     expect((await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE))).status).toBe(503);
     expect((await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE))).status).toBe(200);
-    expect(forcesFor(last).map((e) => (e.data as ActionData).signal)).toEqual([SIGNAL_LOST_WRITE]);
+    expect(forcesFor(suite, last).map((e) => (e.data as ActionData).signal)).toEqual([
+      SIGNAL_LOST_WRITE,
+    ]);
   });
 
   it('warns once per process and cause, then logs at debug', async () => {
@@ -178,13 +150,13 @@ describe('detect, sweep: history reads have a budget', () => {
       status: 500,
       match: historyRead('detect'),
     });
-    expect(await postEvent(d.url, resync())).toMatchObject({
+    expect(await postEvent(d.url, resyncPing())).toMatchObject({
       status: 200,
       body: { result: 'swept' },
     });
     expect(fault.applied).toBe(1);
     expect(suite.proxy.count(historyRead('detect'))).toBe(1);
-    expect(forcesFor(stuck)).toHaveLength(1);
+    expect(forcesFor(suite, stuck)).toHaveLength(1);
     expect((await readAlarm(kc))?.moment).toBe(T0 + 61_000);
     expect(pending).toHaveLength(3);
   });
@@ -204,10 +176,10 @@ describe('detect, sweep: history reads have a budget', () => {
       match: { clientTag: 'detect', verb: 'list' },
     });
     const started = Date.now();
-    const res = await postEvent(d.url, resync());
+    const res = await postEvent(d.url, resyncPing());
     const tookMs = Date.now() - started;
     expect(res).toMatchObject({ status: 503, body: { result: 'sweep-budget' } });
-    expect(forcesFor(stuck)).toHaveLength(0);
+    expect(forcesFor(suite, stuck)).toHaveLength(0);
     // No history read was started after the page (a fifth of the budget had passed).
     expect(suite.proxy.count(historyRead('detect'))).toBe(0);
     expect((await readAlarm(kc))?.moment).toBe(T0 + 61_000);
@@ -231,7 +203,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
     );
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
     suite.proxy.clearCalls();
-    expect(await postEvent(f.url, forceEvent(building))).toMatchObject({
+    expect(await postEvent(f.url, forceEvent(building, T0, true))).toMatchObject({
       status: 200,
       body: { result: 'nothing-to-do' },
     });
@@ -250,7 +222,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
     suite.proxy.clearCalls();
-    expect(await postEvent(f.url, forceEvent(last))).toMatchObject({
+    expect(await postEvent(f.url, forceEvent(last, T0, true))).toMatchObject({
       status: 200,
       body: { result: 'forced' },
     });
@@ -268,7 +240,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
     suite.proxy.addFault({ kind: 'status', status, match: historyRead('force-drift') });
-    expect(await postEvent(f.url, forceEvent(last))).toMatchObject({
+    expect(await postEvent(f.url, forceEvent(last, T0, true))).toMatchObject({
       status: answer,
       body: { result },
     });

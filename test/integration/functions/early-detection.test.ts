@@ -10,7 +10,6 @@ import {
   ANNOTATION_ATTEMPTS,
   ANNOTATION_REQUESTED_AT,
   APISERVER_UPDATE,
-  formatTimeNano,
   readyOf,
   REASON_FORCED,
   SIGNAL_LOST_WRITE,
@@ -23,18 +22,15 @@ import {
   customObjects,
   getArtifactGenerator,
   MERGE_PATCH,
-  testKubeConfig,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { rebuildAg } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionSuite } from '../../support/function-suite.js';
+import { forceEvent, forcesFor, functionFile, resyncPing } from './suite-kit.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const kc = testKubeConfig();
-const suite = functionSuite('early');
+const { T0, kc, suite } = functionFile('early');
 const { startDetect, startForceDrift } = suite;
 
 // detect armed its follow-up alarm for the honest builds in progress: leave no alarm behind.
@@ -48,23 +44,6 @@ beforeEach(() => {
 function updateEvent(ag: ArtifactGenerator) {
   return agResourceEvent(ag, APISERVER_UPDATE, 'https://127.0.0.1:6443');
 }
-
-function forceEvent(ag: ArtifactGenerator, signal: boolean) {
-  const data: ActionData = {
-    namespace: ag.metadata?.namespace ?? '',
-    name: ag.metadata?.name ?? '',
-    resourceVersion: ag.metadata?.resourceVersion ?? '',
-    attempts: 0,
-    decidedAt: formatTimeNano(T0),
-    ...(signal ? { signal: SIGNAL_LOST_WRITE } : {}),
-  };
-  return cloudEvent({ type: ACTION_FORCE, source: '/source-watcher-recovery/detect', data });
-}
-
-const forcesFor = (ag: ArtifactGenerator) =>
-  suite.sink.events.filter(
-    (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
-  );
 
 describe('adapter: an AG version just before another', () => {
   const port = () =>
@@ -150,7 +129,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     for (const v of versions.slice(1)) {
       expect((await postEvent(d.url, updateEvent(v))).status).toBe(200);
     }
-    const forces = forcesFor(last);
+    const forces = forcesFor(suite, last);
     expect(forces).toHaveLength(1);
     expect(forces[0]?.data).toMatchObject({
       resourceVersion: last.metadata?.resourceVersion,
@@ -169,7 +148,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     for (const v of versions.slice(1)) {
       expect((await postEvent(d.url, updateEvent(v))).status).toBe(200);
     }
-    expect(forcesFor(last)).toHaveLength(0);
+    expect(forcesFor(suite, last)).toHaveLength(0);
   });
 
   it('finds the signal whatever the order and number of deliveries', async () => {
@@ -177,7 +156,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     const d = await startDetect(new SettableClock(T0 + 1_000));
     const deliveries = [...versions.slice(1)].reverse().flatMap((v) => [v, v]);
     for (const v of deliveries) await postEvent(d.url, updateEvent(v));
-    const forces = forcesFor(last);
+    const forces = forcesFor(suite, last);
     expect(forces).toHaveLength(2); // the stuck version, delivered twice; force-drift dedups
     expect(new Set(forces.map((e) => (e.data as ActionData).resourceVersion))).toEqual(
       new Set([last.metadata?.resourceVersion]),
@@ -187,13 +166,11 @@ describe('detect: the lost write itself, seconds after it happened', () => {
   it('finds it in a sweep when the event was lost', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const d = await startDetect(new SettableClock(T0 + 1_000));
-    const ping = cloudEvent({
-      type: 'dev.knative.sources.ping',
-      source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
-      data: {},
-    });
+    const ping = resyncPing({});
     expect((await postEvent(d.url, ping)).status).toBe(200);
-    expect(forcesFor(last).map((e) => (e.data as ActionData).signal)).toEqual([SIGNAL_LOST_WRITE]);
+    expect(forcesFor(suite, last).map((e) => (e.data as ActionData).signal)).toEqual([
+      SIGNAL_LOST_WRITE,
+    ]);
   });
 
   it('with RECOVERY_EARLY_DETECTION=off reads no history and waits for the time rule', async () => {
@@ -203,7 +180,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     });
     suite.proxy.clearCalls();
     for (const v of versions.slice(1)) await postEvent(d.url, updateEvent(v));
-    expect(forcesFor(last)).toHaveLength(0);
+    expect(forcesFor(suite, last)).toHaveLength(0);
     expect(suite.proxy.count({ clientTag: 'detect', verb: 'list' })).toBe(0);
   });
 
@@ -218,9 +195,9 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     });
     expect((await postEvent(d.url, updateEvent(last))).status).toBe(503);
     expect(fault.applied).toBe(1);
-    expect(forcesFor(last)).toHaveLength(0);
+    expect(forcesFor(suite, last)).toHaveLength(0);
     expect((await postEvent(d.url, updateEvent(last))).status).toBe(200);
-    expect(forcesFor(last)).toHaveLength(1);
+    expect(forcesFor(suite, last)).toHaveLength(1);
   });
 });
 
@@ -229,7 +206,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
     suite.proxy.clearCalls();
-    expect(await postEvent(f.url, forceEvent(last, true))).toMatchObject({
+    expect(await postEvent(f.url, forceEvent(last, T0, true))).toMatchObject({
       status: 200,
       body: { result: 'forced' },
     });
@@ -261,7 +238,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
       MERGE_PATCH,
     );
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    expect(await postEvent(f.url, forceEvent(last, true))).toMatchObject({
+    expect(await postEvent(f.url, forceEvent(last, T0, true))).toMatchObject({
       status: 200,
       body: { result: 'nothing-to-do' },
     });
@@ -273,7 +250,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
   it('does nothing without the signal before the grace period', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    expect(await postEvent(f.url, forceEvent(last, false))).toMatchObject({
+    expect(await postEvent(f.url, forceEvent(last, T0, false))).toMatchObject({
       status: 200,
       body: { result: 'nothing-to-do' },
     });
@@ -286,7 +263,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
     suite.proxy.clearCalls();
-    const bad = forceEvent(last, true);
+    const bad = forceEvent(last, T0, true);
     const answer = await postEvent(
       f.url,
       cloudEvent({

@@ -16,7 +16,6 @@ import type { ArtifactGenerator } from '../../../shared/core/types.js';
 import {
   agRefOf,
   getArtifactGenerator,
-  testKubeConfig,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import {
@@ -33,11 +32,9 @@ import {
   postEvent,
   type Mode,
 } from '../../support/http-events.js';
-import { functionSuite } from '../../support/function-suite.js';
+import { functionFile, trackingAnnotations } from './suite-kit.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const kc = testKubeConfig();
-const suite = functionSuite('force-drift');
+const { T0, kc, suite } = functionFile('force-drift');
 const { startForceDrift } = suite;
 
 afterEach(() => {
@@ -98,11 +95,7 @@ describe('force-drift: force', () => {
       kc,
       { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0 + 90_000)] },
       {
-        annotations: {
-          [ANNOTATION_ATTEMPTS]: '1',
-          [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 90_000),
-          [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 90_000),
-        },
+        annotations: trackingAnnotations(1, T0 + 90_000),
       },
     );
     const answer = await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 1));
@@ -116,11 +109,7 @@ describe('force-drift: force', () => {
     const clock = new SettableClock(last + 30_000);
     const fd = await startForceDrift(clock);
     const ag = await createAgWithStatus(kc, stuckStatus(last + 1000), {
-      annotations: {
-        [ANNOTATION_ATTEMPTS]: '1',
-        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(last),
-        [ANNOTATION_REQUESTED_AT]: formatTimeNano(last),
-      },
+      annotations: trackingAnnotations(1, last),
     });
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 1))).body).toEqual({
       result: 'forced',
@@ -137,11 +126,7 @@ describe('force-drift: force', () => {
       kc,
       { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, last)] },
       {
-        annotations: {
-          [ANNOTATION_ATTEMPTS]: '5',
-          [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(last),
-          [ANNOTATION_REQUESTED_AT]: formatTimeNano(last),
-        },
+        annotations: trackingAnnotations(5, last),
       },
     );
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 5))).body).toEqual({
@@ -350,9 +335,7 @@ describe('force-drift: clear tracking', () => {
     const fd = await startForceDrift(clock);
     const ag = await createAgWithStatus(kc, healthyStatus(T0 + 150_000), {
       annotations: {
-        [ANNOTATION_ATTEMPTS]: '2',
-        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 100_000),
-        [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 100_000),
+        ...trackingAnnotations(2, T0 + 100_000),
         'example.com/keep': 'yes',
       },
     });
@@ -370,11 +353,7 @@ describe('force-drift: clear tracking', () => {
     const clock = new SettableClock(T0 + 40_000);
     const fd = await startForceDrift(clock);
     const ag = await createAgWithStatus(kc, stuckStatus(T0 + 35_000), {
-      annotations: {
-        [ANNOTATION_ATTEMPTS]: '1',
-        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 31_000),
-        [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 31_000),
-      },
+      annotations: trackingAnnotations(1, T0 + 31_000),
     });
     expect((await postEvent(fd.url, actionEvent(ACTION_CLEAR_TRACKING, ag, 1))).body).toEqual({
       result: 'waiting',
