@@ -14,13 +14,7 @@ import {
   type ActionData,
 } from '../../shared/core/index.js';
 import type { AgRef, ArtifactGenerator, ArtifactGeneratorStatus } from '../../shared/core/types.js';
-import {
-  agRefOf,
-  getArtifactGenerator,
-  testKubeConfig,
-  deleteArtifactGenerator,
-  uniqueName,
-} from '../support/apiserver.js';
+import { agRefOf, getArtifactGenerator, deleteArtifactGenerator } from '../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, stuckStatus } from '../support/ag-states.js';
 import { cloudEvent } from '../support/http-events.js';
 import {
@@ -41,12 +35,9 @@ import {
   type Stage,
 } from './support/fault-matrix.js';
 import { defineMatrix } from './support/matrix-suite.js';
-import { functionSuite } from '../support/function-suite.js';
+import { functionFile } from './support/function-file.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueName('rel-fd');
-const kc = testKubeConfig();
-const suite = functionSuite('matrix-force-drift', kc);
+const { T0, NS, kc, suite } = functionFile('matrix-force-drift', 'rel-fd', 'nothing');
 const table = new MatrixTable('force-drift');
 /** Past the resume settle time: a claim left without its marker or bump is finished then. */
 const REDELIVER_AFTER_MS = RESUME_SETTLE_MS + 1000;
