@@ -3,7 +3,7 @@
 
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ArtifactGenerator, Condition } from '../../shared/core/types.js';
+import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/types.js';
 import {
   AG_VERSION,
   DEFAULT_AG_NAMESPACE,
@@ -55,6 +55,12 @@ async function statusOfFailure(call: Promise<unknown>): Promise<number | undefin
   throw new Error('expected the call to fail');
 }
 
+/** A raw merge patch of the AG's main resource or of its status subresource. */
+const patchAg = (ref: AgRef, body: object) =>
+  customObjects().patchNamespacedCustomObject({ ...AG, ...ref, body }, MERGE_PATCH);
+const patchAgStatus = (ref: AgRef, body: object) =>
+  customObjects().patchNamespacedCustomObjectStatus({ ...AG, ...ref, body }, MERGE_PATCH);
+
 async function newAg(fixture: Parameters<typeof makeArtifactGenerator>[0] = {}) {
   return createArtifactGenerator(makeArtifactGenerator(fixture));
 }
@@ -102,28 +108,18 @@ describe('test API server: status subresource and generation', () => {
 
     const ref = agRefOf(created);
     await writeArtifactGeneratorStatus(ref, { observedSourcesDigest: 'sha256:real' });
-    await customObjects().patchNamespacedCustomObject(
-      { ...AG, ...ref, body: { status: { observedSourcesDigest: 'sha256:main' } } },
-      MERGE_PATCH,
-    );
+    await patchAg(ref, { status: { observedSourcesDigest: 'sha256:main' } });
     expect((await getArtifactGenerator(ref)).status?.observedSourcesDigest).toBe('sha256:real');
   });
 
   it('ignores metadata and spec sent to the status subresource', async () => {
     const ag = await newAg();
     const ref = agRefOf(ag);
-    await customObjects().patchNamespacedCustomObjectStatus(
-      {
-        ...AG,
-        ...ref,
-        body: {
-          metadata: { annotations: { sneaky: 'yes' } },
-          spec: { sources: [{ alias: 'other', kind: 'Bucket', name: 'other' }] },
-          status: { observedSourcesDigest: 'sha256:x' },
-        },
-      },
-      MERGE_PATCH,
-    );
+    await patchAgStatus(ref, {
+      metadata: { annotations: { sneaky: 'yes' } },
+      spec: { sources: [{ alias: 'other', kind: 'Bucket', name: 'other' }] },
+      status: { observedSourcesDigest: 'sha256:x' },
+    });
     const after = await getArtifactGenerator(ref);
     expect(after.metadata?.annotations?.['sneaky']).toBeUndefined();
     expect(after.spec).toEqual(ag.spec);
@@ -131,32 +127,17 @@ describe('test API server: status subresource and generation', () => {
     expect(after.status?.observedSourcesDigest).toBe('sha256:x');
   });
 
-  it.each<[string, (ref: ReturnType<typeof agRefOf>) => Promise<unknown>, number]>([
+  it.each<[string, (ref: AgRef) => Promise<unknown>, number]>([
     [
       'an annotation write',
       (ref) =>
-        customObjects().patchNamespacedCustomObject(
-          {
-            ...AG,
-            ...ref,
-            body: { metadata: { annotations: { 'reconcile.fluxcd.io/requestedAt': 'x' } } },
-          },
-          MERGE_PATCH,
-        ),
+        patchAg(ref, { metadata: { annotations: { 'reconcile.fluxcd.io/requestedAt': 'x' } } }),
       1,
     ],
     ['a status write', (ref) => writeArtifactGeneratorStatus(ref, { conditions: [ready()] }), 1],
     [
       'a spec change',
-      (ref) =>
-        customObjects().patchNamespacedCustomObject(
-          {
-            ...AG,
-            ...ref,
-            body: { spec: { sources: [{ alias: 'b', kind: 'Bucket', name: 'b' }] } },
-          },
-          MERGE_PATCH,
-        ),
+      (ref) => patchAg(ref, { spec: { sources: [{ alias: 'b', kind: 'Bucket', name: 'b' }] } }),
       2,
     ],
   ])('%s gives generation %i', async (_what, write, generation) => {
@@ -190,17 +171,10 @@ describe('test API server: merge patch semantics', () => {
     const staleRv = ag.metadata?.resourceVersion ?? '';
     await writeArtifactGeneratorStatus(ref, { observedSourcesDigest: 'sha256:first' });
     const code = await statusOfFailure(
-      customObjects().patchNamespacedCustomObjectStatus(
-        {
-          ...AG,
-          ...ref,
-          body: {
-            metadata: { resourceVersion: staleRv },
-            status: { observedSourcesDigest: 'sha256:stale' },
-          },
-        },
-        MERGE_PATCH,
-      ),
+      patchAgStatus(ref, {
+        metadata: { resourceVersion: staleRv },
+        status: { observedSourcesDigest: 'sha256:stale' },
+      }),
     );
     expect(code).toBe(409);
     expect((await getArtifactGenerator(ref)).status?.observedSourcesDigest).toBe('sha256:first');
@@ -209,26 +183,16 @@ describe('test API server: merge patch semantics', () => {
   it('accepts a merge patch with the current resourceVersion', async () => {
     const ag = await newAg();
     const ref = agRefOf(ag);
-    await customObjects().patchNamespacedCustomObject(
-      {
-        ...AG,
-        ...ref,
-        body: {
-          metadata: { resourceVersion: ag.metadata?.resourceVersion, annotations: { a: '1' } },
-        },
-      },
-      MERGE_PATCH,
-    );
+    await patchAg(ref, {
+      metadata: { resourceVersion: ag.metadata?.resourceVersion, annotations: { a: '1' } },
+    });
     expect((await getArtifactGenerator(ref)).metadata?.annotations?.['a']).toBe('1');
   });
 
   it('deletes an annotation with a merge-patch null and keeps the others', async () => {
     const ag = await newAg({ annotations: { keep: 'k', drop: 'd' } });
     const ref = agRefOf(ag);
-    await customObjects().patchNamespacedCustomObject(
-      { ...AG, ...ref, body: { metadata: { annotations: { drop: null } } } },
-      MERGE_PATCH,
-    );
+    await patchAg(ref, { metadata: { annotations: { drop: null } } });
     expect((await getArtifactGenerator(ref)).metadata?.annotations).toEqual({ keep: 'k' });
   });
 
