@@ -23,10 +23,10 @@ import {
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, postEvent } from '../../support/http-events.js';
 import { type CallMatch, type KubeProxy } from '../../support/kube-proxy.js';
-import { forceEvent, forcesFor, functionFile, resyncPing } from './suite-kit.js';
+import { functionFile, resyncPing } from './suite-kit.js';
 import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 
-const { T0, kc, suite } = functionFile('degraded');
+const { T0, kc, suite, ...file } = functionFile('degraded');
 const GRACE_MS = 30_000; // testConfig's time rule
 const { startDetect } = suite;
 const startForceDrift = (clock: SettableClock, logger?: Logger) =>
@@ -89,7 +89,7 @@ describe('detect, event path: a history read that fails is "no signal", and the 
         status: answer,
         result: answer === 200 ? 'healthy' : 'history',
       });
-      expect(forcesFor(suite, last)).toHaveLength(0);
+      expect(file.forcesFor(last)).toHaveLength(0);
       // Ready Unknown since T0: the time rule's follow-up, 1 ms after the grace, in whole seconds.
       expect((await readAlarm(kc))?.moment).toBe(T0 + GRACE_MS + 1_000);
     },
@@ -101,7 +101,7 @@ describe('detect, event path: a history read that fails is "no signal", and the 
     suite.proxy.addFault({ kind: 'status', status: 429, times: 1, match: historyRead('detect') });
     expect((await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE))).status).toBe(503);
     expect((await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE))).status).toBe(200);
-    expect(forcesFor(suite, last).map((e) => (e.data as ActionData).signal)).toEqual([
+    expect(file.forcesFor(last).map((e) => (e.data as ActionData).signal)).toEqual([
       SIGNAL_LOST_WRITE,
     ]);
   });
@@ -136,9 +136,7 @@ describe('detect, event path: a history read that fails is "no signal", and the 
 
 describe('detect, sweep: history reads have a budget', () => {
   it('after the first transient failure the rest of the sweep skips history; every AG is still evaluated', async () => {
-    await deleteAllArtifactGenerators(kc);
-    const clock = new SettableClock(T0 + 40_000);
-    const d = await startDetect(clock);
+    const { d } = await file.detectOnEmptyCluster(T0 + 40_000);
     // Three candidates inside the grace period (Ready Unknown for 10 s, outputs saved), and one
     // that the time rule calls stuck.
     const pending = await Promise.all(
@@ -156,7 +154,7 @@ describe('detect, sweep: history reads have a budget', () => {
     });
     expect(fault.applied).toBe(1);
     expect(suite.proxy.count(historyRead('detect'))).toBe(1);
-    expect(forcesFor(suite, stuck)).toHaveLength(1);
+    expect(file.forcesFor(stuck)).toHaveLength(1);
     expect((await readAlarm(kc))?.moment).toBe(T0 + 61_000);
     expect(pending).toHaveLength(3);
   });
@@ -179,7 +177,7 @@ describe('detect, sweep: history reads have a budget', () => {
     const res = await postEvent(d.url, resyncPing());
     const tookMs = Date.now() - started;
     expect(res).toMatchObject({ status: 503, body: { result: 'sweep-budget' } });
-    expect(forcesFor(suite, stuck)).toHaveLength(0);
+    expect(file.forcesFor(stuck)).toHaveLength(0);
     // No history read was started after the page (a fifth of the budget had passed).
     expect(suite.proxy.count(historyRead('detect'))).toBe(0);
     expect((await readAlarm(kc))?.moment).toBe(T0 + 61_000);
@@ -201,9 +199,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
       inProgress.status ?? {},
       kc,
     );
-    const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    suite.proxy.clearCalls();
-    expect(await postEvent(f.url, forceEvent(building, T0, true))).toMatchObject({
+    expect(await file.forceAfterOneSecond(building, true)).toMatchObject({
       status: 200,
       body: { result: 'nothing-to-do' },
     });
@@ -220,9 +216,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
 
   it('a true signal forces: one history read more than a time-rule force (P5)', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    suite.proxy.clearCalls();
-    expect(await postEvent(f.url, forceEvent(last, T0, true))).toMatchObject({
+    expect(await file.forceAfterOneSecond(last, true)).toMatchObject({
       status: 200,
       body: { result: 'forced' },
     });
@@ -240,7 +234,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
     suite.proxy.addFault({ kind: 'status', status, match: historyRead('force-drift') });
-    expect(await postEvent(f.url, forceEvent(last, T0, true))).toMatchObject({
+    expect(await postEvent(f.url, file.forceEvent(last, true))).toMatchObject({
       status: answer,
       body: { result },
     });

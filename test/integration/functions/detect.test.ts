@@ -34,7 +34,7 @@ import {
   readAlarm,
 } from '../../support/recovery-alarm.js';
 
-const { T0, kc, suite } = functionFile('detect');
+const { T0, kc, suite, ...file } = functionFile('detect');
 const { startDetect } = suite;
 
 beforeEach(async () => {
@@ -271,9 +271,7 @@ describe('detect: follow-up alarm', () => {
 
 describe('detect: sweep (resync or alarm ping)', () => {
   it('lists every AG page by page, emits what is due, and programs the alarm to the earliest due time', async () => {
-    await deleteAllArtifactGenerators(kc);
-    const clock = new SettableClock(T0 + 40_000);
-    const d = await startDetect(clock);
+    const { d } = await file.detectOnEmptyCluster(T0 + 40_000);
     const healthy = await Promise.all(
       Array.from({ length: 5 }, () => createAgWithStatus(kc, healthyStatus(T0))),
     );
@@ -305,9 +303,7 @@ describe('detect: sweep (resync or alarm ping)', () => {
   });
 
   it('removes the alarm after it fired when nothing is due (no orphan), and keeps no alarm on an idle cluster', async () => {
-    await deleteAllArtifactGenerators(kc);
-    const clock = new SettableClock(T0 + 10_000);
-    const d = await startDetect(clock);
+    const { clock, d } = await file.detectOnEmptyCluster(T0 + 10_000);
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
     await postEvent(d.url, agEvent(APISERVER_UPDATE, ag));
     expect((await readAlarm(kc))?.moment).toBe(T0 + 31_000);
@@ -337,8 +333,7 @@ describe('detect: sweep (resync or alarm ping)', () => {
   });
 
   it('over 1,200 AGs: one list call per 500', async () => {
-    await deleteAllArtifactGenerators(kc);
-    const d = await startDetect(new SettableClock(T0 + 60_000));
+    const { d } = await file.detectOnEmptyCluster(T0 + 60_000);
     const { createArtifactGenerator, makeArtifactGenerator } =
       await import('../../support/apiserver.js');
     const queue = Array.from({ length: 1201 }, (_, i) => i);

@@ -27,10 +27,10 @@ import {
 import { rebuildAg } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
-import { forceEvent, forcesFor, functionFile, resyncPing } from './suite-kit.js';
+import { functionFile, resyncPing } from './suite-kit.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
 
-const { T0, kc, suite } = functionFile('early');
+const { T0, kc, suite, ...file } = functionFile('early');
 const { startDetect, startForceDrift } = suite;
 
 // detect armed its follow-up alarm for the honest builds in progress: leave no alarm behind.
@@ -129,7 +129,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     for (const v of versions.slice(1)) {
       expect((await postEvent(d.url, updateEvent(v))).status).toBe(200);
     }
-    const forces = forcesFor(suite, last);
+    const forces = file.forcesFor(last);
     expect(forces).toHaveLength(1);
     expect(forces[0]?.data).toMatchObject({
       resourceVersion: last.metadata?.resourceVersion,
@@ -148,7 +148,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     for (const v of versions.slice(1)) {
       expect((await postEvent(d.url, updateEvent(v))).status).toBe(200);
     }
-    expect(forcesFor(suite, last)).toHaveLength(0);
+    expect(file.forcesFor(last)).toHaveLength(0);
   });
 
   it('finds the signal whatever the order and number of deliveries', async () => {
@@ -156,7 +156,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     const d = await startDetect(new SettableClock(T0 + 1_000));
     const deliveries = [...versions.slice(1)].reverse().flatMap((v) => [v, v]);
     for (const v of deliveries) await postEvent(d.url, updateEvent(v));
-    const forces = forcesFor(suite, last);
+    const forces = file.forcesFor(last);
     expect(forces).toHaveLength(2); // the stuck version, delivered twice; force-drift dedups
     expect(new Set(forces.map((e) => (e.data as ActionData).resourceVersion))).toEqual(
       new Set([last.metadata?.resourceVersion]),
@@ -168,7 +168,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     const d = await startDetect(new SettableClock(T0 + 1_000));
     const ping = resyncPing({});
     expect((await postEvent(d.url, ping)).status).toBe(200);
-    expect(forcesFor(suite, last).map((e) => (e.data as ActionData).signal)).toEqual([
+    expect(file.forcesFor(last).map((e) => (e.data as ActionData).signal)).toEqual([
       SIGNAL_LOST_WRITE,
     ]);
   });
@@ -180,7 +180,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     });
     suite.proxy.clearCalls();
     for (const v of versions.slice(1)) await postEvent(d.url, updateEvent(v));
-    expect(forcesFor(suite, last)).toHaveLength(0);
+    expect(file.forcesFor(last)).toHaveLength(0);
     expect(suite.proxy.count({ clientTag: 'detect', verb: 'list' })).toBe(0);
   });
 
@@ -195,18 +195,16 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     });
     expect((await postEvent(d.url, updateEvent(last))).status).toBe(503);
     expect(fault.applied).toBe(1);
-    expect(forcesFor(suite, last)).toHaveLength(0);
+    expect(file.forcesFor(last)).toHaveLength(0);
     expect((await postEvent(d.url, updateEvent(last))).status).toBe(200);
-    expect(forcesFor(suite, last)).toHaveLength(1);
+    expect(file.forcesFor(last)).toHaveLength(1);
   });
 });
 
 describe('force-drift: the signal holds on the version it was proved on', () => {
   it('forces attempt 1 within the grace period when the AG is still that version', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    suite.proxy.clearCalls();
-    expect(await postEvent(f.url, forceEvent(last, T0, true))).toMatchObject({
+    expect(await file.forceAfterOneSecond(last, true)).toMatchObject({
       status: 200,
       body: { result: 'forced' },
     });
@@ -237,8 +235,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
       },
       MERGE_PATCH,
     );
-    const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    expect(await postEvent(f.url, forceEvent(last, T0, true))).toMatchObject({
+    expect(await file.forceAfterOneSecond(last, true)).toMatchObject({
       status: 200,
       body: { result: 'nothing-to-do' },
     });
@@ -249,8 +246,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
 
   it('does nothing without the signal before the grace period', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    expect(await postEvent(f.url, forceEvent(last, T0, false))).toMatchObject({
+    expect(await file.forceAfterOneSecond(last, false)).toMatchObject({
       status: 200,
       body: { result: 'nothing-to-do' },
     });
@@ -263,7 +259,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
     suite.proxy.clearCalls();
-    const bad = forceEvent(last, T0, true);
+    const bad = file.forceEvent(last, true);
     const answer = await postEvent(
       f.url,
       cloudEvent({

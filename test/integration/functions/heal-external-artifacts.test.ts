@@ -161,17 +161,12 @@ async function deleteEa(ea: ExternalArtifact): Promise<void> {
   await raw.deleteNamespacedCustomObject({ ...EA, namespace: NS, name: ea.metadata?.name ?? '' });
 }
 
-async function readEa(name: string): Promise<ExternalArtifact | undefined> {
-  try {
-    return (await raw.getNamespacedCustomObject({
-      ...EA,
-      namespace: NS,
-      name,
-    })) as ExternalArtifact;
-  } catch {
-    return undefined;
-  }
-}
+/** The ExternalArtifact `name` as the API server has it now; undefined when it cannot be read. */
+const readEa = (name: string): Promise<ExternalArtifact | undefined> =>
+  raw.getNamespacedCustomObject({ ...EA, namespace: NS, name }).then(
+    (ea) => ea as ExternalArtifact,
+    () => undefined,
+  );
 
 function eaEvent(ea: ExternalArtifact, type = APISERVER_UPDATE) {
   return cloudEvent({
@@ -193,6 +188,19 @@ function callsSince(mark: number) {
     .filter((c) => c.seq > mark && c.resource !== 'events');
 }
 const mark = (): number => proxy.calls.at(-1)?.seq ?? 0;
+
+/** The AG patches since `since` that succeeded (that the API server applied, when `applied`). */
+const agPatchesSince = (since: number, applied = false) =>
+  callsSince(since).filter(
+    (c) =>
+      c.verb === 'patch' &&
+      c.resource === 'artifactgenerators' &&
+      (applied ? c.upstreamStatus : c.status) === 200,
+  );
+
+/** The requestedAt annotation the AG has now. */
+const requestedAtOf = async (ag: ArtifactGenerator): Promise<string | undefined> =>
+  (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[ANNOTATION_REQUESTED_AT];
 
 async function healEvents(ag: ArtifactGenerator) {
   const list = (await raw.listNamespacedCustomObject({
@@ -259,15 +267,9 @@ describe('heal-external-artifacts', () => {
       [...replicas, ...replicas].map((r) => postEvent(r.url, event)),
     );
     expect(answers.every((a) => a.status === 200)).toBe(true);
-    const bumps = callsSince(m).filter(
-      (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.status === 200,
-    );
+    const bumps = agPatchesSince(m);
     expect(bumps).toHaveLength(1);
-    expect(
-      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
-        ANNOTATION_REQUESTED_AT
-      ],
-    ).toBeDefined();
+    expect(await requestedAtOf(ag)).toBeDefined();
   });
 
   it('a digest another field manager owns (kubectl patch): the object is deleted with preconditions, then one bump', async () => {
@@ -357,11 +359,7 @@ describe('heal-external-artifacts', () => {
       body: { result: 'observed' },
     });
     expect(callsSince(m).filter((c) => WRITES.includes(c.verb))).toEqual([]);
-    expect(
-      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
-        ANNOTATION_REQUESTED_AT
-      ],
-    ).toBeUndefined();
+    expect(await requestedAtOf(ag)).toBeUndefined();
     expect((await healEvents(ag)).map((e) => e.reason)).toEqual(['ExternalArtifactDriftWouldHeal']);
   });
 
@@ -426,12 +424,9 @@ describe('heal-external-artifacts on a degraded API server', () => {
       // The redelivery (the Broker resends the same event).
       const again = await postEvent(s.url, eaEvent(changed));
       expect(again).toMatchObject({ status: 200 });
-      const current = await getArtifactGenerator(agRefOf(ag), kc);
-      expect(current.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeDefined();
+      expect(await requestedAtOf(ag)).toBeDefined();
       expect(await readEa(ea.metadata?.name ?? '')).toBeUndefined();
-      const bumps = callsSince(m).filter(
-        (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.status === 200,
-      );
+      const bumps = agPatchesSince(m);
       expect(bumps).toHaveLength(1);
     },
   );
@@ -454,15 +449,9 @@ describe('heal-external-artifacts on a degraded API server', () => {
       status: 200,
       body: { result: 'request-pending' },
     });
-    const applied = callsSince(m).filter(
-      (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.upstreamStatus === 200,
-    );
+    const applied = agPatchesSince(m, true);
     expect(applied).toHaveLength(1);
-    expect(
-      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
-        ANNOTATION_REQUESTED_AT
-      ],
-    ).toBeDefined();
+    expect(await requestedAtOf(ag)).toBeDefined();
   });
 
   it('Events refused (403): the heal is still done and answered 200', async () => {
@@ -482,10 +471,6 @@ describe('heal-external-artifacts on a degraded API server', () => {
     } finally {
       fault.remove();
     }
-    expect(
-      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
-        ANNOTATION_REQUESTED_AT
-      ],
-    ).toBeDefined();
+    expect(await requestedAtOf(ag)).toBeDefined();
   });
 });

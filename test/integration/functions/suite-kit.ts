@@ -1,8 +1,9 @@
 // What the function suites in this folder share: the start of a file (its time zero, the admin
-// KubeConfig and its function suite), the tracking annotations force-drift leaves on an AG, and
-// detect's force with and without the lost-write signal, the forces it emitted, and the resync ping.
+// KubeConfig, its function suite, and detect's force and force-drift's answer to it on that time
+// zero), the tracking annotations force-drift leaves on an AG, and the resync ping.
 
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { CloudEvent, CloudEventV1 } from 'cloudevents';
 import {
   ACTION_FORCE,
   ANNOTATION_ATTEMPTS,
@@ -15,8 +16,16 @@ import {
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
 import { testKubeConfig } from '../../support/apiserver.js';
+import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
+import { SettableClock } from '../../harness/functions.js';
 import { ALARM_NAMESPACE } from '../../support/recovery-alarm.js';
-import { actionEvent, cloudEvent } from '../../support/http-events.js';
+import {
+  actionEvent,
+  cloudEvent,
+  postEvent,
+  type Answer,
+  type Started,
+} from '../../support/http-events.js';
 import { functionSuite, type FunctionSuite } from '../../support/function-suite.js';
 
 export interface FunctionFile {
@@ -24,12 +33,49 @@ export interface FunctionFile {
   readonly T0: number;
   readonly kc: KubeConfig;
   readonly suite: FunctionSuite;
+  /** detect's first force of `ag`, decided at T0, with or without the lost-write signal. */
+  forceEvent(ag: ArtifactGenerator, signal: boolean): CloudEvent<unknown>;
+  /** The forces of `ag` the suite's sink received. */
+  forcesFor(ag: ArtifactGenerator): CloudEventV1<unknown>[];
+  /** force-drift, its clock a second after T0, given forceEvent(ag, signal) (its record cleared). */
+  forceAfterOneSecond(ag: ArtifactGenerator, signal: boolean): Promise<Answer>;
+  /** Empties the cluster of AGs (a sweep sees them all), then starts detect, its clock at `at`. */
+  detectOnEmptyCluster(at: number): Promise<{ clock: SettableClock; d: Started }>;
 }
 
-/** Registers the file's function suite (tagged `tag`) and returns its time zero and doors. */
+/**
+ * Registers the file's function suite (tagged `tag`) and returns its time zero and doors; a file
+ * takes them as `const { T0, kc, suite, ...file } = functionFile(tag)`.
+ */
 export function functionFile(tag: string): FunctionFile {
+  const T0 = Math.floor(Date.now() / 1000) * 1000;
   const kc = testKubeConfig();
-  return { T0: Math.floor(Date.now() / 1000) * 1000, kc, suite: functionSuite(tag, kc) };
+  const suite = functionSuite(tag, kc);
+  const forceEvent = (ag: ArtifactGenerator, signal: boolean) => {
+    const { data, source } = actionEvent(ACTION_FORCE, ag, 0, T0);
+    const signalled = { ...(data as ActionData), ...(signal && { signal: SIGNAL_LOST_WRITE }) };
+    return cloudEvent({ type: ACTION_FORCE, source, data: signalled });
+  };
+  return {
+    T0,
+    kc,
+    suite,
+    forceEvent,
+    forcesFor: (ag) =>
+      suite.sink.events.filter(
+        (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
+      ),
+    forceAfterOneSecond: async (ag, signal) => {
+      const f = await suite.startForceDrift(new SettableClock(T0 + 1_000));
+      suite.proxy.clearCalls();
+      return postEvent(f.url, forceEvent(ag, signal));
+    },
+    detectOnEmptyCluster: async (at) => {
+      await deleteAllArtifactGenerators(kc);
+      const clock = new SettableClock(at);
+      return { clock, d: await suite.startDetect(clock) };
+    },
+  };
 }
 
 /** The tracking annotations after `attempts` forces, the last at `at` (bumped: requestedAt too). */
@@ -42,19 +88,6 @@ export const trackingAnnotations = (
   [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(at),
   ...(bumped ? { [ANNOTATION_REQUESTED_AT]: formatTimeNano(at) } : {}),
 });
-
-/** detect's first force of `ag`, decided at `decidedAtMs`, with or without the lost-write signal. */
-export function forceEvent(ag: ArtifactGenerator, decidedAtMs: number, signal: boolean) {
-  const { data, source } = actionEvent(ACTION_FORCE, ag, 0, decidedAtMs);
-  const signalled = { ...(data as ActionData), ...(signal ? { signal: SIGNAL_LOST_WRITE } : {}) };
-  return cloudEvent({ type: ACTION_FORCE, source, data: signalled });
-}
-
-/** The forces of `ag` the suite's sink received. */
-export const forcesFor = (suite: FunctionSuite, ag: ArtifactGenerator) =>
-  suite.sink.events.filter(
-    (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
-  );
 
 /** The resync PingSource's ping (its data the resync's purpose unless given). */
 export const resyncPing = (data: object = { purpose: 'resync' }) =>
