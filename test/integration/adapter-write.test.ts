@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/types.js';
 import { createKubeClient } from '../../shared/kube/client.js';
 import { isKubeError } from '../../shared/kube/errors.js';
-import type { KubePort } from '../../shared/kube/port.js';
+import type { KubePort, WriteOptions } from '../../shared/kube/port.js';
 import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { failureOf } from '../support/kube-failure.js';
 
@@ -225,6 +225,16 @@ describe('a stale resourceVersion -> ConflictError on every write kind, nothing 
       bump: () => Promise<unknown>;
     }>;
   }
+  /** The status of an object whose conditions `patch` writes: Ready=True, or stale Ready=False. */
+  const conditionsOf = (
+    read: () => Promise<Obj>,
+    patch: (conditions: Condition[], opts?: WriteOptions) => Promise<unknown>,
+  ): Awaited<ReturnType<Case['setup']>> => ({
+    read: async () => (await read()).status,
+    rv: async () => (await read()).metadata.resourceVersion,
+    bump: () => patch([condition('Ready', 'True', 'Succeeded')]),
+    staleWrite: (rv) => patch([condition('Ready', 'False', 'Stale')], { resourceVersion: rv }),
+  });
   const cases: Case[] = [
     {
       name: 'AG annotations',
@@ -243,16 +253,10 @@ describe('a stale resourceVersion -> ConflictError on every write kind, nothing 
       name: 'AG conditions',
       setup: async () => {
         const ref = await createAg();
-        return {
-          read: async () => (await readAg(ref)).status,
-          rv: async () => (await readAg(ref)).metadata.resourceVersion,
-          bump: () =>
-            kube.patchArtifactGeneratorConditions(ref, [condition('Ready', 'True', 'Succeeded')]),
-          staleWrite: (rv) =>
-            kube.patchArtifactGeneratorConditions(ref, [condition('Ready', 'False', 'Stale')], {
-              resourceVersion: rv,
-            }),
-        };
+        return conditionsOf(
+          () => readAg(ref),
+          (conditions, opts) => kube.patchArtifactGeneratorConditions(ref, conditions, opts),
+        );
       },
     },
     {
@@ -260,16 +264,10 @@ describe('a stale resourceVersion -> ConflictError on every write kind, nothing 
       setup: async () => {
         const name = await createPs();
         createdPs.push(name);
-        return {
-          read: async () => (await readPs(name)).status,
-          rv: async () => (await readPs(name)).metadata.resourceVersion,
-          bump: () =>
-            kube.patchPackageSourceConditions(name, [condition('Ready', 'True', 'Succeeded')]),
-          staleWrite: (rv) =>
-            kube.patchPackageSourceConditions(name, [condition('Ready', 'False', 'Stale')], {
-              resourceVersion: rv,
-            }),
-        };
+        return conditionsOf(
+          () => readPs(name),
+          (conditions, opts) => kube.patchPackageSourceConditions(name, conditions, opts),
+        );
       },
     },
     {
