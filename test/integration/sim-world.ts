@@ -8,6 +8,7 @@ import { VirtualClock } from '../harness/virtual-clock.js';
 import {
   createSourceWatcherSim,
   type SimAg,
+  type SimRequest,
   type SourceWatcherSim,
   type SourceWatcherSimOptions,
 } from '../harness/source-watcher-sim/index.js';
@@ -17,6 +18,8 @@ export interface SimWorld {
   namespace: string;
   clock: VirtualClock;
   sim: SourceWatcherSim;
+  /** Every request the simulator reported (its onRequest hook), in the order answered. */
+  requests: SimRequest[];
 }
 
 /** Starts a simulator watching a new namespace (named after `prefix`), settled by the clock. */
@@ -27,10 +30,19 @@ export async function startSimWorld(
   const world = { namespace: uniqueName(prefix), clock: new VirtualClock() };
   // kube-apiserver creates nothing in a namespace that does not exist.
   await ensureNamespace(world.namespace);
-  const sim = createSourceWatcherSim({ kubeConfig: testKubeConfig(), ...world, ...options });
+  const requests: SimRequest[] = [];
+  const sim = createSourceWatcherSim({
+    kubeConfig: testKubeConfig(),
+    ...world,
+    ...options,
+    onRequest: (r) => {
+      requests.push(r);
+      options.onRequest?.(r);
+    },
+  });
   world.clock.setSettle(() => sim.settled());
   await sim.start();
-  return { ...world, sim };
+  return { ...world, sim, requests };
 }
 
 /** Creates the AG `name` with one artifact per entry of `artifacts` (the simulator not awaited). */

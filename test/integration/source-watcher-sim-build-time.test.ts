@@ -16,11 +16,9 @@ let sim: SourceWatcherSim;
 let requests: SimRequest[];
 
 beforeEach(async () => {
-  requests = [];
-  ({ namespace, clock, sim } = await startSimWorld('swbt', {
+  ({ namespace, clock, sim, requests } = await startSimWorld('swbt', {
     buildTimeMs: GLOBAL_BUILD_MS,
     concurrency: 8,
-    onRequest: (r) => requests.push(r),
   }));
 });
 

@@ -82,6 +82,16 @@ async function afterWrite(rv: string, windowMs = SETTLE_WINDOW_MS): Promise<void
   await sim.settled();
 }
 
+/** Ready=False as force-drift writes it, on `generation`, at `at`. */
+const forcedReady = (generation: number, at: string): SimCondition => ({
+  type: 'Ready',
+  status: 'False',
+  reason: 'SourceWatcherRecoveryForced',
+  message: 'forced',
+  observedGeneration: generation,
+  lastTransitionTime: at,
+});
+
 function cond(ag: SimAg, type: string): SimCondition | undefined {
   return ag.status?.conditions?.find((c) => c.type === type);
 }
@@ -211,14 +221,7 @@ describe('source-watcher simulator: the lost conditions write (fluxcd/pkg#934)',
     // Ready=False on the status subresource alone does not enqueue either.
     sim.keepConditionsWrite(ref);
     await afterWrite(
-      await writeCondition(ref, {
-        type: 'Ready',
-        status: 'False',
-        reason: 'SourceWatcherRecoveryForced',
-        message: 'forced',
-        observedGeneration: ag.metadata.generation ?? 0,
-        lastTransitionTime: '2026-01-01T01:00:00Z',
-      }),
+      await writeCondition(ref, forcedReady(ag.metadata.generation ?? 0, '2026-01-01T01:00:00Z')),
     );
     expect(reconciles()).toBe(before);
     expect(cond(await readAg(ref), 'Ready')?.reason).toBe('SourceWatcherRecoveryForced');
@@ -243,15 +246,6 @@ describe('source-watcher simulator: the lost conditions write (fluxcd/pkg#934)',
 });
 
 describe('source-watcher simulator: what enqueues a healthy AG', () => {
-  const forcedReady = (generation: number): SimCondition => ({
-    type: 'Ready',
-    status: 'False',
-    reason: 'SourceWatcherRecoveryForced',
-    message: 'forced',
-    observedGeneration: generation,
-    lastTransitionTime: '2026-01-01T00:00:05Z',
-  });
-
   it.each([
     {
       name: 'a status-only write',
@@ -268,7 +262,10 @@ describe('source-watcher simulator: what enqueues a healthy AG', () => {
     {
       name: 'Ready=False on the status subresource',
       write: async (ref: Ref) =>
-        writeCondition(ref, forcedReady((await readAg(ref)).metadata.generation ?? 0)),
+        writeCondition(
+          ref,
+          forcedReady((await readAg(ref)).metadata.generation ?? 0, '2026-01-01T00:00:05Z'),
+        ),
       want: [],
     },
     {
