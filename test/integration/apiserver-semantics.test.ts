@@ -371,22 +371,14 @@ describe('kube proxy', () => {
   it('cuts a held call after delayMs (timeout) and delays but forwards a slow one', async () => {
     const ref = agRefOf(await newAg());
     const via = proxy.kubeConfig();
-    proxy.addFault({
-      match: { name: ref.name, verb: 'get' },
-      kind: 'timeout',
-      delayMs: 200,
-      times: 1,
-    });
+    const holdNextGet = (kind: 'timeout' | 'slow') =>
+      proxy.addFault({ match: { name: ref.name, verb: 'get' }, kind, delayMs: 200, times: 1 });
+    holdNextGet('timeout');
     const started = Date.now();
     await expect(getArtifactGenerator(ref, via)).rejects.toThrow();
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
 
-    proxy.addFault({
-      match: { name: ref.name, verb: 'get' },
-      kind: 'slow',
-      delayMs: 200,
-      times: 1,
-    });
+    holdNextGet('slow');
     const slowStart = Date.now();
     expect((await getArtifactGenerator(ref, via)).metadata?.name).toBe(ref.name);
     expect(Date.now() - slowStart).toBeGreaterThanOrEqual(190);

@@ -79,10 +79,11 @@ async function forceStuckAg(env: Record<string, string> = {}) {
   return { clock, fd, ag, answer };
 }
 
-/** The one Event regarding `ag` (the test fails when there is not exactly one). */
-async function onlyEventOf(ag: ArtifactGenerator) {
+/** The one Event regarding `ag`, which matches `expected` (else the test fails). */
+async function onlyEventOf(ag: ArtifactGenerator, expected: object) {
   const events = await eventsOf(ag);
   expect(events).toHaveLength(1);
+  expect(events[0]).toMatchObject(expected);
   return events[0];
 }
 
@@ -103,8 +104,7 @@ describe('Events: one per recovery step, on the AG', () => {
     const { ag, answer } = await forceStuckAg({ POD_NAME: 'force-drift-7d9f-abcde' });
     expect(answer.body).toEqual({ result: 'forced' });
 
-    const e = await onlyEventOf(ag);
-    expect(e).toMatchObject({
+    const e = await onlyEventOf(ag, {
       reason: REASON_FORCED,
       type: 'Normal',
       action: 'Force',
@@ -143,8 +143,7 @@ describe('Events: one per recovery step, on the AG', () => {
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 2, T0))).body).toEqual({
       result: 'resumed',
     });
-    const e = await onlyEventOf(ag);
-    expect(e).toMatchObject({
+    const e = await onlyEventOf(ag, {
       reason: REASON_FORCED,
       action: 'ResumeForce',
       type: 'Normal',
@@ -161,8 +160,7 @@ describe('Events: one per recovery step, on the AG', () => {
     expect((await postEvent(fd.url, actionEvent(ACTION_CLEAR_TRACKING, ag, 1, T0))).body).toEqual({
       result: 'cleared',
     });
-    const e = await onlyEventOf(ag);
-    expect(e).toMatchObject({
+    const e = await onlyEventOf(ag, {
       reason: 'SourceWatcherRecovered',
       type: 'Normal',
       action: 'ClearTracking',
@@ -177,8 +175,7 @@ describe('Events: one per recovery step, on the AG', () => {
     const answer = await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0));
     expect(answer.body).toEqual({ result: 'updated' });
 
-    const e = await onlyEventOf(ag);
-    expect(e).toMatchObject({
+    const e = await onlyEventOf(ag, {
       reason: 'SourceWatcherStalled',
       type: 'Warning',
       action: 'GiveUp',
@@ -352,8 +349,7 @@ describe('Events: one per recovery step, on the AG', () => {
   it("observe mode's would-force: SourceWatcherRecoveryWouldForce, Normal, nothing else written", async () => {
     const { ag, answer } = await forceStuckAg({ RECOVERY_MODE: 'observe' });
     expect(answer.body).toEqual({ result: 'observed' });
-    const e = await onlyEventOf(ag);
-    expect(e).toMatchObject({
+    const e = await onlyEventOf(ag, {
       reason: 'SourceWatcherRecoveryWouldForce',
       type: 'Normal',
       action: 'ObserveForce',
