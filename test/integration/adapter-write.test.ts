@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/types.js';
 import { createKubeClient } from '../../shared/kube/client.js';
 import { isKubeError } from '../../shared/kube/errors.js';
-import type { KubePort, WriteOptions } from '../../shared/kube/port.js';
+import type { KubePort, PingSource, WriteOptions } from '../../shared/kube/port.js';
 import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { failureOf } from '../support/kube-failure.js';
 
@@ -235,6 +235,21 @@ describe('a stale resourceVersion -> ConflictError on every write kind, nothing 
     bump: () => patch([condition('Ready', 'True', 'Succeeded')]),
     staleWrite: (rv) => patch([condition('Ready', 'False', 'Stale')], { resourceVersion: rv }),
   });
+  /** A new PingSource, bumped by a schedule patch; `read` of it and `staleWrite` to its name. */
+  const newPingSource = async (
+    read: (ping: PingSource) => unknown,
+    staleWrite: (name: string, rv: string) => Promise<unknown>,
+  ): Promise<Awaited<ReturnType<Case['setup']>>> => {
+    const name = uniqueName('ping');
+    await kube.createPingSource(namespace, pingBody(name));
+    const get = () => kube.getPingSource(namespace, name);
+    return {
+      read: async () => read(await get()),
+      rv: async () => (await get()).metadata?.resourceVersion ?? '',
+      bump: () => kube.patchPingSource(namespace, name, { spec: { schedule: '1 * * * *' } }),
+      staleWrite: (rv) => staleWrite(name, rv),
+    };
+  };
   const cases: Case[] = [
     {
       name: 'AG annotations',
@@ -272,37 +287,25 @@ describe('a stale resourceVersion -> ConflictError on every write kind, nothing 
     },
     {
       name: 'PingSource patch',
-      setup: async () => {
-        const name = uniqueName('ping');
-        await kube.createPingSource(namespace, pingBody(name));
-        return {
-          read: async () => (await kube.getPingSource(namespace, name)).spec?.schedule,
-          rv: async () =>
-            (await kube.getPingSource(namespace, name)).metadata?.resourceVersion ?? '',
-          bump: () => kube.patchPingSource(namespace, name, { spec: { schedule: '1 * * * *' } }),
-          staleWrite: (rv) =>
+      setup: () =>
+        newPingSource(
+          (ping) => ping.spec?.schedule,
+          (name, rv) =>
             kube.patchPingSource(
               namespace,
               name,
               { spec: { schedule: '2 * * * *' } },
               { resourceVersion: rv },
             ),
-        };
-      },
+        ),
     },
     {
       name: 'PingSource delete',
-      setup: async () => {
-        const name = uniqueName('ping');
-        await kube.createPingSource(namespace, pingBody(name));
-        return {
-          read: async () => (await kube.getPingSource(namespace, name)).metadata?.name,
-          rv: async () =>
-            (await kube.getPingSource(namespace, name)).metadata?.resourceVersion ?? '',
-          bump: () => kube.patchPingSource(namespace, name, { spec: { schedule: '1 * * * *' } }),
-          staleWrite: (rv) => kube.deletePingSource(namespace, name, { resourceVersion: rv }),
-        };
-      },
+      setup: () =>
+        newPingSource(
+          (ping) => ping.metadata?.name,
+          (name, rv) => kube.deletePingSource(namespace, name, { resourceVersion: rv }),
+        ),
     },
   ];
 
