@@ -11,7 +11,6 @@ import {
   readyOf,
   type ActionData,
 } from '../../../shared/core/index.js';
-
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import { agRefOf, getArtifactGenerator } from '../../support/apiserver.js';
 import {
@@ -199,10 +198,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
       inProgress.status ?? {},
       kc,
     );
-    expect(await file.forceAfterOneSecond(building, true)).toMatchObject({
-      status: 200,
-      body: { result: 'nothing-to-do' },
-    });
+    await file.expectForceAnswer(building, true, 'nothing-to-do');
     const after = await getArtifactGenerator(agRefOf(building), kc);
     expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBeUndefined();
     expect(readyOf(after)?.status).toBe('Unknown');
@@ -216,10 +212,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
 
   it('a true signal forces: one history read more than a time-rule force (P5)', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    expect(await file.forceAfterOneSecond(last, true)).toMatchObject({
-      status: 200,
-      body: { result: 'forced' },
-    });
+    await file.expectForceAnswer(last, true, 'forced');
     expect(suite.proxy.count({ clientTag: 'force-drift', resource: 'artifactgenerators' })).toBe(5);
     expect(
       (await getArtifactGenerator(agRefOf(last), kc)).metadata?.annotations?.[ANNOTATION_ATTEMPTS],

@@ -204,10 +204,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
 describe('force-drift: the signal holds on the version it was proved on', () => {
   it('forces attempt 1 within the grace period when the AG is still that version', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    expect(await file.forceAfterOneSecond(last, true)).toMatchObject({
-      status: 200,
-      body: { result: 'forced' },
-    });
+    await file.expectForceAnswer(last, true, 'forced');
     const ag = await getArtifactGenerator(agRefOf(last), kc);
     expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
     expect(ag.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeDefined();
@@ -235,10 +232,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
       },
       MERGE_PATCH,
     );
-    expect(await file.forceAfterOneSecond(last, true)).toMatchObject({
-      status: 200,
-      body: { result: 'nothing-to-do' },
-    });
+    await file.expectForceAnswer(last, true, 'nothing-to-do');
     const ag = await getArtifactGenerator(agRefOf(last), kc);
     expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBeUndefined();
     expect(readyOf(ag)?.status).toBe('Unknown');
@@ -246,10 +240,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
 
   it('does nothing without the signal before the grace period', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    expect(await file.forceAfterOneSecond(last, false)).toMatchObject({
-      status: 200,
-      body: { result: 'nothing-to-do' },
-    });
+    await file.expectForceAnswer(last, false, 'nothing-to-do');
     expect(
       (await getArtifactGenerator(agRefOf(last), kc)).metadata?.annotations?.[ANNOTATION_ATTEMPTS],
     ).toBeUndefined();

@@ -3,6 +3,7 @@
 // zero), the tracking annotations force-drift leaves on an AG, and the resync ping.
 
 import type { KubeConfig } from '@kubernetes/client-node';
+import { expect } from 'vitest';
 import type { CloudEvent, CloudEventV1 } from 'cloudevents';
 import {
   ACTION_FORCE,
@@ -19,13 +20,7 @@ import { testKubeConfig } from '../../support/apiserver.js';
 import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { ALARM_NAMESPACE } from '../../support/recovery-alarm.js';
-import {
-  actionEvent,
-  cloudEvent,
-  postEvent,
-  type Answer,
-  type Started,
-} from '../../support/http-events.js';
+import { actionEvent, cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { functionSuite, type FunctionSuite } from '../../support/function-suite.js';
 
 export interface FunctionFile {
@@ -37,8 +32,11 @@ export interface FunctionFile {
   forceEvent(ag: ArtifactGenerator, signal: boolean): CloudEvent<unknown>;
   /** The forces of `ag` the suite's sink received. */
   forcesFor(ag: ArtifactGenerator): CloudEventV1<unknown>[];
-  /** force-drift, its clock a second after T0, given forceEvent(ag, signal) (its record cleared). */
-  forceAfterOneSecond(ag: ArtifactGenerator, signal: boolean): Promise<Answer>;
+  /**
+   * force-drift, its clock a second after T0, given forceEvent(ag, signal) (the proxy's record
+   * cleared first): it answers 200 with `result`.
+   */
+  expectForceAnswer(ag: ArtifactGenerator, signal: boolean, result: string): Promise<void>;
   /** Empties the cluster of AGs (a sweep sees them all), then starts detect, its clock at `at`. */
   detectOnEmptyCluster(at: number): Promise<{ clock: SettableClock; d: Started }>;
 }
@@ -65,10 +63,13 @@ export function functionFile(tag: string): FunctionFile {
       suite.sink.events.filter(
         (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
       ),
-    forceAfterOneSecond: async (ag, signal) => {
+    expectForceAnswer: async (ag, signal, result) => {
       const f = await suite.startForceDrift(new SettableClock(T0 + 1_000));
       suite.proxy.clearCalls();
-      return postEvent(f.url, forceEvent(ag, signal));
+      expect(await postEvent(f.url, forceEvent(ag, signal))).toMatchObject({
+        status: 200,
+        body: { result },
+      });
     },
     detectOnEmptyCluster: async (at) => {
       await deleteAllArtifactGenerators(kc);
