@@ -18,10 +18,10 @@ import {
 } from '../support/apiserver.js';
 import { createAgWithStatus, INVENTORY, DIGEST, ready, stuckStatus } from '../support/ag-states.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../support/http-events.js';
-
 import { waitForCachedAg } from './support/cache-wait.js';
 import type { FaultCase } from './support/fault-cases.js';
-import { MatrixTable, type Expectation, type MatrixScenario } from './support/fault-matrix.js';
+import { agGet, MatrixTable } from './support/fault-matrix.js';
+import type { Expectation, MatrixScenario } from './support/fault-matrix.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
@@ -185,9 +185,7 @@ defineMatrix({
       write: false,
       setup: stuckOnServer,
       event: (ctx) => refEvent(ctx.ref),
-      target: (ctx) => ({
-        match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
-      }),
+      target: agGet(),
       expect: transient,
     }),
     scenario('AG list (sweep)', {

@@ -26,10 +26,10 @@ import {
 } from '../support/apiserver.js';
 import { createAgWithStatus, ready, stuckStatus } from '../support/ag-states.js';
 import { agResourceEvent, cloudEvent } from '../support/http-events.js';
-
 import { waitForCachedAg, waitForCachedPs } from './support/cache-wait.js';
 import type { FaultCase } from './support/fault-cases.js';
-import { MatrixTable, type Expectation, type MatrixScenario } from './support/fault-matrix.js';
+import { agGet, MatrixTable } from './support/fault-matrix.js';
+import type { Expectation, MatrixScenario } from './support/fault-matrix.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
 import { functionFile } from './support/function-file.js';
@@ -156,9 +156,7 @@ describe('calls for one AG event', () => {
     scenario('AG get (cached)', {
       write: false,
       event: (ctx) => updateEvent(ctx.ag),
-      target: (ctx) => ({
-        match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
-      }),
+      target: agGet(),
       expect: readFails,
     }),
     scenario('AG get (fresh, event newer than cache)', {
@@ -172,10 +170,7 @@ describe('calls for one AG event', () => {
             resourceVersion: String(BigInt(ctx.ag.metadata?.resourceVersion ?? '0') + 1000n),
           },
         }),
-      target: (ctx) => ({
-        match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
-        nth: 2,
-      }),
+      target: agGet(2),
       expect: readFails,
     }),
     scenario('PS get (cached)', {
