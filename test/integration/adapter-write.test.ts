@@ -2,23 +2,18 @@
 // conditions through the subresource, resourceVersion preconditions, schema validation, and the
 // field manager. Objects are created and inspected with client-node's CustomObjectsApi.
 
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/types.js';
 import { createKubeClient } from '../../shared/kube/client.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { KubePort, PingSource, WriteOptions } from '../../shared/kube/port.js';
-import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { AG_RESOURCE as AG } from '../harness/knative/index.js';
+import { ensureNamespace, MERGE_PATCH, testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { failureOf } from '../support/kube-failure.js';
 
-const AG = {
-  group: 'source.extensions.fluxcd.io',
-  version: 'v1beta1',
-  plural: 'artifactgenerators',
-};
 const PS = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' };
 const PING = { group: 'sources.knative.dev', version: 'v1', plural: 'pingsources' };
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const FIELD_MANAGER = 'adapter-write-test';
 
 const kubeConfig = testKubeConfig();
@@ -147,7 +142,7 @@ describe('status conditions through the subresource', () => {
         ...ref,
         body: { status: { inventory, observedSourcesDigest: 'sha256:11', conditions: [] } },
       },
-      mergePatch,
+      MERGE_PATCH,
     );
     const before = await readAg(ref);
     const conditions = [
@@ -177,7 +172,7 @@ describe('status conditions through the subresource', () => {
     createdPs.push(name);
     await raw.patchClusterCustomObjectStatus(
       { ...PS, name, body: { status: { variants: 'default,extra', conditions: [] } } },
-      mergePatch,
+      MERGE_PATCH,
     );
     const conditions = [condition('Ready', 'Unknown', 'AwaitingSourceWatcherRecovery')];
     const returned = await kube.patchPackageSourceConditions(name, conditions);
@@ -191,7 +186,7 @@ describe('status conditions through the subresource', () => {
     await kube.patchArtifactGeneratorConditions(ref, [condition('Ready', 'True', 'Succeeded')]);
     await raw.patchNamespacedCustomObject(
       { ...AG, ...ref, body: { status: { conditions: [condition('Ready', 'False', 'Nope')] } } },
-      mergePatch,
+      MERGE_PATCH,
     );
     const ag = await kube.getArtifactGenerator(ref);
     expect(ag.status?.conditions).toEqual([condition('Ready', 'True', 'Succeeded')]);

@@ -19,15 +19,13 @@ import type { ArtifactGenerator } from '../../../shared/core/types.js';
 import { createKubeClient } from '../../../shared/kube/client.js';
 import {
   agRefOf,
-  customObjects,
   getArtifactGenerator,
-  MERGE_PATCH,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { rebuildAg } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionFile, resyncPing } from './suite-kit.js';
+import { functionFile, patchAgMetadata, resyncPing } from './suite-kit.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
 
 const { T0, kc, suite, ...file } = functionFile('early');
@@ -222,16 +220,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     // A label edit after the lost write: the AG's version just before the one force-drift reads
     // has the same outputs, so force-drift's own check finds no signal.
-    await customObjects(kc).patchNamespacedCustomObject(
-      {
-        group: 'source.extensions.fluxcd.io',
-        version: 'v1beta1',
-        plural: 'artifactgenerators',
-        ...agRefOf(last),
-        body: { metadata: { labels: { 'edited.example.com/by': 'someone' } } },
-      },
-      MERGE_PATCH,
-    );
+    await patchAgMetadata(kc, agRefOf(last), { labels: { 'edited.example.com/by': 'someone' } });
     await file.expectForceAnswer(last, true, 'nothing-to-do');
     const ag = await getArtifactGenerator(agRefOf(last), kc);
     expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBeUndefined();

@@ -15,6 +15,7 @@ import {
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
 import {
   agRefOf,
+  customObjects,
   getArtifactGenerator,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
@@ -26,13 +27,14 @@ import {
   stuckStatus,
 } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
+import { AG_RESOURCE as AG } from '../../harness/knative/index.js';
 import {
   actionEvent as sharedActionEvent,
   cloudEvent,
   postEvent,
   type Mode,
 } from '../../support/http-events.js';
-import { functionFile, trackingAnnotations } from './suite-kit.js';
+import { functionFile, patchAgMetadata, trackingAnnotations } from './suite-kit.js';
 
 const { T0, kc, suite } = functionFile('force-drift');
 const { startForceDrift } = suite;
@@ -178,25 +180,8 @@ describe('force-drift: force', () => {
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
     const ref = agRefOf(ag);
     // A finalizer keeps it around after delete, with deletionTimestamp set.
-    const { customObjects } = await import('../../support/apiserver.js');
-    const api = customObjects(kc);
-    const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
-    await api.patchNamespacedCustomObject(
-      {
-        group: 'source.extensions.fluxcd.io',
-        version: 'v1beta1',
-        plural: 'artifactgenerators',
-        ...ref,
-        body: { metadata: { finalizers: ['test/hold'] } },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-    await api.deleteNamespacedCustomObject({
-      group: 'source.extensions.fluxcd.io',
-      version: 'v1beta1',
-      plural: 'artifactgenerators',
-      ...ref,
-    });
+    await patchAgMetadata(kc, ref, { finalizers: ['test/hold'] });
+    await customObjects(kc).deleteNamespacedCustomObject({ ...AG, ...ref });
     const deleting = await getArtifactGenerator(ref, kc);
     expect(deleting.metadata?.deletionTimestamp).toBeTruthy();
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, deleting))).body).toEqual({
@@ -205,16 +190,7 @@ describe('force-drift: force', () => {
     expect((await getArtifactGenerator(ref, kc)).metadata?.resourceVersion).toBe(
       deleting.metadata?.resourceVersion,
     );
-    await api.patchNamespacedCustomObject(
-      {
-        group: 'source.extensions.fluxcd.io',
-        version: 'v1beta1',
-        plural: 'artifactgenerators',
-        ...ref,
-        body: { metadata: { finalizers: null } },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await patchAgMetadata(kc, ref, { finalizers: null });
   });
 });
 

@@ -19,6 +19,7 @@ import {
 import { createAgWithStatus, ready } from '../../support/ag-states.js';
 import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
 import { SettableClock, startFunction } from '../../harness/functions.js';
+import { AG_RESOURCE as AG } from '../../harness/knative/index.js';
 import type { CloudEvent } from 'cloudevents';
 import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
@@ -75,9 +76,7 @@ async function settledPair(
   const ea = await applyAsSourceWatcher(ag, digestOf(1));
   const withInventory = (await raw.patchNamespacedCustomObjectStatus(
     {
-      group: 'source.extensions.fluxcd.io',
-      version: 'v1beta1',
-      plural: 'artifactgenerators',
+      ...AG,
       namespace: NS,
       name,
       body: {

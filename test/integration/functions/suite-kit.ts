@@ -1,6 +1,7 @@
 // What the function suites in this folder share: the start of a file (its time zero, the admin
 // KubeConfig, its function suite, and detect's force and force-drift's answer to it on that time
-// zero), the tracking annotations force-drift leaves on an AG, and the resync ping.
+// zero), the tracking annotations force-drift leaves on an AG, the resync ping, and a merge patch
+// of an AG's metadata.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'vitest';
@@ -15,8 +16,9 @@ import {
   formatTimeNano,
   type ActionData,
 } from '../../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { testKubeConfig } from '../../support/apiserver.js';
+import type { AgRef, ArtifactGenerator } from '../../../shared/core/types.js';
+import { customObjects, MERGE_PATCH, testKubeConfig } from '../../support/apiserver.js';
+import { AG_RESOURCE } from '../../harness/knative/index.js';
 import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { ALARM_NAMESPACE } from '../../support/recovery-alarm.js';
@@ -97,3 +99,10 @@ export const resyncPing = (data: object = { purpose: 'resync' }) =>
     source: `/apis/v1/namespaces/${ALARM_NAMESPACE}/pingsources/resync`,
     data,
   });
+
+/** Merge-patches the metadata of the AG `ref` (as someone other than the functions). */
+export const patchAgMetadata = (kc: KubeConfig, ref: AgRef, metadata: object) =>
+  customObjects(kc).patchNamespacedCustomObject(
+    { ...AG_RESOURCE, ...ref, body: { metadata } },
+    MERGE_PATCH,
+  );
