@@ -5,7 +5,6 @@ import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/types.js';
 import {
-  AG_VERSION,
   DEFAULT_AG_NAMESPACE,
   MERGE_PATCH,
   PACKAGESOURCE_LABEL,
@@ -24,14 +23,10 @@ import {
   writeArtifactGeneratorStatus,
   writePackageSourceStatus,
 } from '../support/apiserver.js';
+import { AG_RESOURCE as AG } from '../harness/knative/index.js';
 import { startKubeProxy } from '../support/kube-proxy.js';
 import type { KubeProxy } from '../support/kube-proxy.js';
 
-const AG = {
-  group: 'source.extensions.fluxcd.io',
-  version: AG_VERSION,
-  plural: 'artifactgenerators',
-};
 const T0 = '2026-01-01T00:00:00Z';
 
 function ready(overrides: Partial<Condition> = {}): Condition {
