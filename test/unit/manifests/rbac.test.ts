@@ -9,7 +9,7 @@ import {
   ruleAllows,
 } from '../../support/manifests.js';
 import type { ApiRequest, PolicyRule } from '../../support/manifests.js';
-import { base, observe } from './renders.js';
+import { base, observe, recoveryConfig } from './renders.js';
 
 const AG = 'source.extensions.fluxcd.io';
 const PS = 'cozystack.io';
@@ -140,7 +140,7 @@ describe('grants per ServiceAccount', () => {
 
   it('the alarm Role names the alarm the config names', () => {
     const objects = base();
-    const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
+    const data = recoveryConfig(objects);
     const named = loadRbacRules('detect', objects).flatMap((r) => r.resourceNames ?? []);
     expect(new Set(named)).toEqual(new Set([data.ALARM_NAME]));
     expect(data.ALARM_NAMESPACE).toBe(NS);
