@@ -13,7 +13,7 @@ import {
   type PackageSource,
   type RecoveryMode,
 } from '../../../shared/core/index.js';
-import { CFG, cfgWith, makeAg, makePs, MIN, SEC, STALL } from './fixtures.js';
+import { CFG, cfgWith, claimedAg, makeAg, makePs, MIN, SEC, STALL } from './fixtures.js';
 import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 const NOW = STALL + 20 * MIN;
@@ -127,12 +127,7 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
 describe('desiredPackageSourceReady: recovery in progress', () => {
   const last = NOW - 10 * SEC;
   const forced = (attempts: number, at = last): ArtifactGenerator =>
-    makeAg({
-      ready: marker(at),
-      attempts: String(attempts),
-      last: at,
-      requestedAt: formatTimeNano(at),
-    });
+    claimedAg(attempts, at, { requestedAt: formatTimeNano(at) });
 
   it.each<[string, ArtifactGenerator, RegExp]>([
     [
@@ -162,7 +157,7 @@ describe('desiredPackageSourceReady: recovery in progress', () => {
     ],
     [
       'resume',
-      makeAg({ ready: marker(NOW - 20 * SEC), attempts: '2', last: NOW - 20 * SEC }),
+      claimedAg(2, NOW - 20 * SEC),
       /^force-drift 2\/5: .*the next attempt is due at 2026-11-29T16:50:40Z$/,
     ],
   ])('%s: Unknown/AwaitingSourceWatcherRecovery', (_label, ag, message) => {
@@ -301,12 +296,7 @@ describe('packageSourceNeedsUpdate', () => {
   });
 
   it('a stable recovery state needs one write, then none', () => {
-    const ag = makeAg({
-      ready: marker(NOW - 10 * SEC),
-      attempts: '1',
-      last: NOW - 10 * SEC,
-      requestedAt: formatTimeNano(NOW - 10 * SEC),
-    });
+    const ag = claimedAg(1, NOW - 10 * SEC, { requestedAt: formatTimeNano(NOW - 10 * SEC) });
     const first = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
     if (first === null) throw new Error('expected a condition');
     const later = desiredPackageSourceReady(ag, makePs(first), NOW + 15 * SEC, CFG);
@@ -328,14 +318,8 @@ describe('desiredPackageSourceReady: a PackageSource being deleted is left alone
   it.each<[string, ArtifactGenerator]>([
     ['healthy AG', makeAg({ ready: succeeded(NOW - MIN) })],
     ['stuck AG', makeAg()],
-    [
-      'AG in a backoff window',
-      makeAg({ ready: marker(NOW - 10 * SEC), attempts: '2', last: NOW - 10 * SEC }),
-    ],
-    [
-      'AG past the final window',
-      makeAg({ ready: marker(NOW - 5 * MIN), attempts: '5', last: NOW - 5 * MIN }),
-    ],
+    ['AG in a backoff window', claimedAg(2, NOW - 10 * SEC)],
+    ['AG past the final window', claimedAg(5, NOW - 5 * MIN)],
   ])('%s -> null (no write)', (_label, ag) => {
     expect(desiredPackageSourceReady(ag, deleting(), NOW, CFG)).toBeNull();
   });
