@@ -241,9 +241,7 @@ function objectsOf(builds: BuildSpec[]): ArtifactGenerator[] {
       );
     }
     const rest: Mutate[] = [];
-    if (b.inventoryChanges && !b.failed) {
-      rest.push(inventory(`sha256:b${i}`, `${i}.tgz`));
-    }
+    if (b.inventoryChanges && !b.failed) rest.push(inventory(`sha256:b${i}`, `${i}.tgz`));
     if (b.digestChanges && !b.failed)
       rest.push((ag) => (ag.status!.observedSourcesDigest = `d${i}`));
     if (b.requested) rest.push(handled(`2026-11-29T17:${String(i % 60).padStart(2, '0')}:00Z`));
