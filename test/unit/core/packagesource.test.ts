@@ -19,6 +19,9 @@ import { buildFailed, marker, progressing, succeeded } from './ready-conditions.
 const NOW = STALL + 20 * MIN;
 const PS_GEN = 7;
 const MODES: RecoveryMode[] = ['enforce', 'observe', 'off'];
+/** The Ready condition desired for `ag` on a PackageSource without one, at NOW. */
+const readyFor = (ag: ArtifactGenerator, cfg = CFG) =>
+  desiredPackageSourceReady(ag, makePs(), NOW, cfg);
 const ready = (status: string, reason: string, rest: Partial<Condition> = {}): Condition => ({
   type: 'Ready',
   status,
@@ -72,7 +75,7 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
       ...(attempts === undefined ? {} : { attempts }),
       last: NOW - 3 * MIN,
     });
-    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)).toEqual({
+    expect(readyFor(ag)).toEqual({
       type: 'Ready',
       status: ready.status,
       reason: ready.reason,
@@ -90,7 +93,7 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
       makeAg({ ready: { ...succeeded(NOW), status: 'Maybe' } as Condition }),
     ],
   ])('%s -> Unknown/ArtifactGeneratorNotReady', (_label, ag) => {
-    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)).toEqual({
+    expect(readyFor(ag)).toEqual({
       type: 'Ready',
       status: 'Unknown',
       reason: 'ArtifactGeneratorNotReady',
@@ -104,14 +107,12 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
 
   it.each(MODES)('Ready missing -> ArtifactGeneratorNotReady in mode %s too', (mode) => {
     const ag = makeAg({ ready: null, created: NOW - 5 * SEC });
-    expect(desiredPackageSourceReady(ag, makePs(), NOW, cfgWith({ mode }))?.reason).toBe(
-      'ArtifactGeneratorNotReady',
-    );
+    expect(readyFor(ag, cfgWith({ mode }))?.reason).toBe('ArtifactGeneratorNotReady');
   });
 
   it('an unusable copied reason is replaced, never passed on', () => {
     const ag = makeAg({ ready: { ...succeeded(NOW), reason: 'bad reason!' } });
-    const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    const out = readyFor(ag);
     expect(out?.reason).toBe('ArtifactGeneratorReady');
     expect(out?.status).toBe('True');
   });
@@ -161,7 +162,7 @@ describe('desiredPackageSourceReady: recovery in progress', () => {
       /^force-drift 2\/5: .*the next attempt is due at 2026-11-29T16:50:40Z$/,
     ],
   ])('%s: Unknown/AwaitingSourceWatcherRecovery', (_label, ag, message) => {
-    const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    const out = readyFor(ag);
     expect(out).toMatchObject(
       ready('Unknown', 'AwaitingSourceWatcherRecovery', { observedGeneration: PS_GEN }),
     );
@@ -177,7 +178,7 @@ describe('desiredPackageSourceReady: recovery in progress', () => {
   });
 
   it('says so in observe mode', () => {
-    const out = desiredPackageSourceReady(makeAg(), makePs(), NOW, cfgWith({ mode: 'observe' }));
+    const out = readyFor(makeAg(), cfgWith({ mode: 'observe' }));
     expect(out?.message).toMatch(/observe mode/);
     expect(out?.reason).toBe('AwaitingSourceWatcherRecovery');
   });
@@ -186,7 +187,7 @@ describe('desiredPackageSourceReady: recovery in progress', () => {
 describe('desiredPackageSourceReady: stalled', () => {
   it('False/SourceWatcherStalled with an operator-actionable message', () => {
     const ag = makeAg({ ready: marker(STALL), attempts: '5', last: NOW - 5 * MIN });
-    const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    const out = readyFor(ag);
     expect(out).toMatchObject(
       ready('False', 'SourceWatcherStalled', {
         observedGeneration: PS_GEN,
@@ -208,14 +209,14 @@ describe('desiredPackageSourceReady: stalled', () => {
 describe('desiredPackageSourceReady: the marker never leaks', () => {
   it.each(MODES)('mode %s', (mode) => {
     const ag = makeAg({ ready: marker(NOW - MIN) });
-    const out = desiredPackageSourceReady(ag, makePs(), NOW, cfgWith({ mode }));
+    const out = readyFor(ag, cfgWith({ mode }));
     expect(out?.reason).toBe('AwaitingSourceWatcherRecovery');
     expect(out?.status).toBe('Unknown');
     expect(JSON.stringify(out)).not.toContain('SourceWatcherRecoveryForced');
   });
 
   it('mode off copies a stuck AG through as it is', () => {
-    const out = desiredPackageSourceReady(makeAg(), makePs(), NOW, cfgWith({ mode: 'off' }));
+    const out = readyFor(makeAg(), cfgWith({ mode: 'off' }));
     expect(out).toMatchObject({
       status: 'Unknown',
       reason: 'Progressing',
@@ -257,29 +258,24 @@ describe('desiredPackageSourceReady: lastTransitionTime of synthetic conditions'
 
 describe('desiredPackageSourceReady: bounds', () => {
   it('is null for an AG being deleted or without a name', () => {
-    expect(desiredPackageSourceReady(makeAg({ deleting: true }), makePs(), NOW, CFG)).toBeNull();
-    expect(desiredPackageSourceReady({}, makePs(), NOW, CFG)).toBeNull();
+    expect(readyFor(makeAg({ deleting: true }))).toBeNull();
+    expect(readyFor({})).toBeNull();
   });
 
   it('caps a long copied message at 32768 characters', () => {
     const ag = makeAg({ ready: { ...buildFailed(NOW), message: 'x'.repeat(40_000) } });
-    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)?.message).toHaveLength(32_768);
+    expect(readyFor(ag)?.message).toHaveLength(32_768);
   });
 
   it('never splits a surrogate pair when capping', () => {
     const message = `${'x'.repeat(32_767)}😀tail`;
     const ag = makeAg({ ready: { ...buildFailed(NOW), message } });
-    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)?.message).toBe('x'.repeat(32_767));
+    expect(readyFor(ag)?.message).toBe('x'.repeat(32_767));
   });
 
   it('always carries a valid reason', () => {
     for (const ready of [succeeded(NOW), buildFailed(NOW), progressing(NOW), marker(NOW), null]) {
-      const out = desiredPackageSourceReady(
-        makeAg({ ready, attempts: '5', last: NOW - 5 * MIN }),
-        makePs(),
-        NOW,
-        CFG,
-      );
+      const out = readyFor(makeAg({ ready, attempts: '5', last: NOW - 5 * MIN }));
       expect(out?.reason).toMatch(REASON_PATTERN);
     }
   });
@@ -297,7 +293,7 @@ describe('packageSourceNeedsUpdate', () => {
 
   it('a stable recovery state needs one write, then none', () => {
     const ag = claimedAg(1, NOW - 10 * SEC, { requestedAt: formatTimeNano(NOW - 10 * SEC) });
-    const first = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    const first = readyFor(ag);
     if (first === null) throw new Error('expected a condition');
     const later = desiredPackageSourceReady(ag, makePs(first), NOW + 15 * SEC, CFG);
     if (later === null) throw new Error('expected a condition');
