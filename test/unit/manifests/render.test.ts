@@ -26,39 +26,38 @@ const named = (kind: string, ...names: string[]): string[] => names.map((n) => `
 const clusterRole = (name: string): string[] =>
   ['ClusterRole', 'ClusterRoleBinding'].map((kind) => `${kind}/source-watcher-recovery-${name}`);
 
+/** A function's ServiceAccount, ClusterRole (and binding) and Service, and its Triggers <name>-<t>. */
+const functionObjects = (name: string, triggers: string[]): string[] => [
+  `ServiceAccount/${name}`,
+  ...clusterRole(name),
+  `Service/${name}`,
+  ...named('Trigger', ...triggers.map((t) => `${name}-${t}`)),
+];
+
 const CORE_OBJECTS = [
   'Namespace/source-watcher-recovery',
   'ConfigMap/recovery-config',
   'Broker/default',
-  ...named('ServiceAccount', 'detect', 'force-drift', 'dead-letter', 'apiserversource'),
-  ...clusterRole('detect'),
+  ...functionObjects('detect', ['ag-add', 'ag-update', 'resync', 'alarm']),
   ...named('Role', 'detect-alarm'),
   ...named('RoleBinding', 'detect-alarm'),
-  ...clusterRole('force-drift'),
+  ...functionObjects('force-drift', ['force', 'clear-tracking']),
+  ...named('ServiceAccount', 'dead-letter', 'apiserversource'),
+  'Service/dead-letter',
   ...clusterRole('apiserversource'),
-  ...named('Service', 'detect', 'force-drift', 'dead-letter'),
-  ...named('Trigger', 'detect-ag-add', 'detect-ag-update', 'detect-resync', 'detect-alarm'),
-  ...named('Trigger', 'force-drift-force', 'force-drift-clear-tracking'),
   'ApiServerSource/artifactgenerators',
   'PingSource/resync',
   'SinkBinding/detect',
 ];
 // The Cozystack part: surface-stalled, and force-drift's read of PackageSources (docs/adr/0020).
 const COZYSTACK_OBJECTS = [
-  'ServiceAccount/surface-stalled',
-  ...clusterRole('surface-stalled'),
+  ...functionObjects('surface-stalled', ['ag-add', 'ag-update', 'stalled', 'resync']),
   ...clusterRole('force-drift-packagesources'),
-  'Service/surface-stalled',
-  ...named('Trigger', 'surface-stalled-ag-add', 'surface-stalled-ag-update'),
-  ...named('Trigger', 'surface-stalled-stalled', 'surface-stalled-resync'),
 ];
 // components/heal-external-artifacts (docs/adr/0038): in every install entry point.
 const HEAL_OBJECTS = [
-  'ServiceAccount/heal-external-artifacts',
-  ...clusterRole('heal-external-artifacts'),
+  ...functionObjects('heal-external-artifacts', ['update', 'delete']),
   ...clusterRole('apiserversource-externalartifacts'),
-  'Service/heal-external-artifacts',
-  ...named('Trigger', 'heal-external-artifacts-update', 'heal-external-artifacts-delete'),
   'ApiServerSource/externalartifacts',
 ];
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
