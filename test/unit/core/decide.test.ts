@@ -159,16 +159,14 @@ describe('decide: the recovery timeline', () => {
 
 describe('decide: resume a claimed but unfinished force', () => {
   const last = NOW - RESUME_SETTLE_MS;
+  /** Claimed `attempts` at `last`, our marker in place. */
+  const claimed = (attempts: number, rest: { requestedAt?: string | number } = {}) =>
+    makeAg({ ready: marker(last), attempts: String(attempts), last, ...rest });
   it.each<[string, ArtifactGenerator, number, Decision]>([
-    [
-      'requestedAt missing after the settle time',
-      makeAg({ ready: marker(last), attempts: '2', last }),
-      NOW,
-      resume(2, 'own-marker'),
-    ],
+    ['requestedAt missing after the settle time', claimed(2), NOW, resume(2, 'own-marker')],
     [
       'requestedAt older than the claim',
-      makeAg({ ready: marker(last), attempts: '2', last, requestedAt: last - MIN }),
+      claimed(2, { requestedAt: last - MIN }),
       NOW,
       resume(2, 'own-marker'),
     ],
@@ -186,42 +184,22 @@ describe('decide: resume a claimed but unfinished force', () => {
     ],
     [
       'requestedAt equal to the claim (same instant, other format)',
-      makeAg({
-        ready: marker(last),
-        attempts: '2',
-        last,
-        requestedAt: new Date(last).toISOString(),
-      }),
+      claimed(2, { requestedAt: new Date(last).toISOString() }),
       NOW,
       wait(2, last + MIN, 'own-marker'),
     ],
     [
       'finished force: requestedAt == last-recovery-at',
-      makeAg({ ready: marker(last), attempts: '2', last, requestedAt: formatTimeNano(last) }),
+      claimed(2, { requestedAt: formatTimeNano(last) }),
       NOW,
       wait(2, last + MIN, 'own-marker'),
     ],
-    [
-      'within the settle time: wait',
-      makeAg({ ready: marker(last), attempts: '2', last }),
-      NOW - 1,
-      wait(2, last + MIN, 'own-marker'),
-    ],
-    [
-      'backoff over: a new force, not a resume',
-      makeAg({ ready: marker(last), attempts: '2', last }),
-      last + MIN,
-      force(3, 'own-marker'),
-    ],
-    [
-      'final window: resume the last force',
-      makeAg({ ready: marker(last), attempts: '5', last }),
-      NOW,
-      resume(5, 'own-marker'),
-    ],
+    ['within the settle time: wait', claimed(2), NOW - 1, wait(2, last + MIN, 'own-marker')],
+    ['backoff over: a new force, not a resume', claimed(2), last + MIN, force(3, 'own-marker')],
+    ['final window: resume the last force', claimed(5), NOW, resume(5, 'own-marker')],
     [
       'after the final window: give-up, not resume',
-      makeAg({ ready: marker(last), attempts: '5', last }),
+      claimed(5),
       last + 4 * MIN,
       giveUp(5, 'own-marker'),
     ],

@@ -14,7 +14,7 @@ import {
   type PackageSource,
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
-import { progressing } from './ready-conditions.js';
+import { marker, progressing } from './ready-conditions.js';
 
 export const SEC = 1000;
 export const MIN = 60 * SEC;
@@ -107,6 +107,10 @@ export function makeAg(shape: AgShape = {}): ArtifactGenerator {
   if (shape.digest !== false && ag.status) ag.status.observedSourcesDigest = 'sha256:sources';
   return ag;
 }
+
+/** An AG whose force `attempts` was claimed at `at`, our marker written then; `over` adds more. */
+export const claimedAg = (attempts: number, at: number, over: AgShape = {}): ArtifactGenerator =>
+  makeAg({ ready: marker(at), attempts: String(attempts), last: at, ...over });
 
 export function makePs(ready?: Condition, generation = 7): PackageSource {
   const conditions: Condition[] = [];

@@ -1,24 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { gateReason, type ArtifactGenerator, type GateReason } from '../../../shared/core/index.js';
-import { CFG, makeAg, MIN, SEC, STALL } from './fixtures.js';
+import { CFG, claimedAg, makeAg, MIN, SEC, STALL } from './fixtures.js';
 import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 const NOW = STALL + 10 * MIN;
 
 describe('gateReason', () => {
   it.each<[string, ArtifactGenerator, number, GateReason | null]>([
-    [
-      'own marker still within its window',
-      makeAg({ ready: marker(NOW - 5 * SEC), attempts: '1', last: NOW - 5 * SEC }),
-      NOW,
-      'own-marker',
-    ],
-    [
-      'a stale own marker',
-      makeAg({ ready: marker(STALL), attempts: '2', last: STALL }),
-      NOW,
-      'own-marker',
-    ],
+    ['own marker still within its window', claimedAg(1, NOW - 5 * SEC), NOW, 'own-marker'],
+    ['a stale own marker', claimedAg(2, STALL), NOW, 'own-marker'],
     ['own marker with no tracking at all', makeAg({ ready: marker(STALL) }), NOW, 'own-marker'],
     [
       'own marker, status True (whatever its status)',

@@ -130,13 +130,7 @@ describe('a force says how its stall was found (degraded early detection shows w
     ['our marker', 'own-marker', /; the last force's marker is still in place$/],
     ['no gate given', undefined, /fluxcd\/pkg#934\)$/],
   ])('%s', (_label, gate, note) => {
-    const step: EventStep = {
-      kind: 'forced',
-      attempt: 1,
-      maxAttempts: 5,
-      claimAt: T,
-      ...(gate !== undefined ? { gate } : {}),
-    };
+    const step: EventStep = gate !== undefined ? { ...FORCE_1, gate } : FORCE_1;
     const content = stepContent(step, SUBJECT_);
     expect(content.note).toMatch(/^attempt 1\/5: /);
     expect(content.note).toMatch(note);

@@ -23,13 +23,9 @@ describe('nextSeries', () => {
     ['a series counts on', { series: { count: 4, lastObservedTime: 'x' } }, bump(5)],
     ['a broken series counts as one occurrence', { series: { count: 'many' } }, bump(2)],
     ['a series below 2 counts as one occurrence', { series: { count: 1 } }, bump(2)],
-    [
-      'the bound: no write',
-      { series: { count: MAX_SERIES_COUNT } },
-      { kind: 'skip', why: 'bound' },
-    ],
-    ['past the bound: no write', { series: { count: 10_000 } }, { kind: 'skip', why: 'bound' }],
-    ['nothing readable', null, { kind: 'skip', why: 'unreadable' }],
+    ['the bound: no write', { series: { count: MAX_SERIES_COUNT } }, skip('bound')],
+    ['past the bound: no write', { series: { count: 10_000 } }, skip('bound')],
+    ['nothing readable', null, skip('unreadable')],
   ])('%s', (_, existing, expected) => {
     expect(nextSeries(existing, NOW)).toEqual(expected);
   });
@@ -42,6 +38,9 @@ describe('nextSeries', () => {
 
 function bump(count: number): ReturnType<typeof nextSeries> {
   return { kind: 'bump', series: { count, lastObservedTime: AT } };
+}
+function skip(why: 'bound' | 'unreadable'): ReturnType<typeof nextSeries> {
+  return { kind: 'skip', why };
 }
 
 // A model of the API server's Event store and of any number of replicas reporting the steps of

@@ -28,11 +28,13 @@ function variant(base: ArtifactGenerator, ...mutations: Mutate[]): ArtifactGener
   return copy;
 }
 
-const newInventory: Mutate = (ag) => {
-  ag.status!.inventory = [
-    { name: 'platform', namespace: 'cozy-system', digest: 'sha256:2', filename: 'b.tar.gz' },
-  ];
-};
+/** Sets the inventory to the one artifact `platform` with this digest and file. */
+const inventory =
+  (digest: string, filename: string): Mutate =>
+  (ag) => {
+    ag.status!.inventory = [{ name: 'platform', namespace: 'cozy-system', digest, filename }];
+  };
+const newInventory = inventory('sha256:2', 'b.tar.gz');
 const newDigest: Mutate = (ag) => {
   ag.status!.observedSourcesDigest = 'sha256:sources-2';
 };
@@ -239,18 +241,7 @@ function objectsOf(builds: BuildSpec[]): ArtifactGenerator[] {
       );
     }
     const rest: Mutate[] = [];
-    if (b.inventoryChanges && !b.failed) {
-      rest.push((ag) => {
-        ag.status!.inventory = [
-          {
-            name: 'platform',
-            namespace: 'cozy-system',
-            digest: `sha256:b${i}`,
-            filename: `${i}.tgz`,
-          },
-        ];
-      });
-    }
+    if (b.inventoryChanges && !b.failed) rest.push(inventory(`sha256:b${i}`, `${i}.tgz`));
     if (b.digestChanges && !b.failed)
       rest.push((ag) => (ag.status!.observedSourcesDigest = `d${i}`));
     if (b.requested) rest.push(handled(`2026-11-29T17:${String(i % 60).padStart(2, '0')}:00Z`));

@@ -5,16 +5,11 @@ import {
   type ArtifactGenerator,
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
-import { CFG, cfgWith, makeAg, MIN, SEC, STALL } from './fixtures.js';
-import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
+import { CFG, cfgWith, claimedAg, makeAg, MIN, SEC, STALL } from './fixtures.js';
+import { buildFailed, progressing, succeeded } from './ready-conditions.js';
 
 const forced = (attempts: number, last: number): ArtifactGenerator =>
-  makeAg({
-    ready: marker(last),
-    attempts: String(attempts),
-    last,
-    requestedAt: formatTimeNano(last),
-  });
+  claimedAg(attempts, last, { requestedAt: formatTimeNano(last) });
 
 describe('nextCheckAt', () => {
   const T = STALL + 20 * MIN;
@@ -53,21 +48,11 @@ describe('nextCheckAt', () => {
     ['backoff 4', forced(4, T - 10 * SEC), T, T + 230 * SEC],
     ['final window', forced(5, T - 10 * SEC), T, T + 230 * SEC],
     ['final window closed: give-up, nothing pending', forced(5, T - 4 * MIN), T, null],
-    [
-      'unfinished force: the resume moment first',
-      makeAg({ ready: marker(T - 2 * SEC), attempts: '2', last: T - 2 * SEC }),
-      T,
-      T + 8 * SEC,
-    ],
-    [
-      'unfinished force, settle over: resume now',
-      makeAg({ ready: marker(T - 20 * SEC), attempts: '2', last: T - 20 * SEC }),
-      T,
-      T,
-    ],
+    ['unfinished force: the resume moment first', claimedAg(2, T - 2 * SEC), T, T + 8 * SEC],
+    ['unfinished force, settle over: resume now', claimedAg(2, T - 20 * SEC), T, T],
     [
       'unfinished force, window ends before the settle time: the window first',
-      makeAg({ ready: marker(T - 3 * SEC), attempts: '1', last: T - 3 * SEC, requestedAt: 'x' }),
+      claimedAg(1, T - 3 * SEC, { requestedAt: 'x' }),
       T,
       T + 2 * SEC,
       cfgWith({ backoffInitialMs: 5 * SEC }),

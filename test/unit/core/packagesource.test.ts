@@ -13,12 +13,15 @@ import {
   type PackageSource,
   type RecoveryMode,
 } from '../../../shared/core/index.js';
-import { CFG, cfgWith, makeAg, makePs, MIN, SEC, STALL } from './fixtures.js';
+import { CFG, cfgWith, claimedAg, makeAg, makePs, MIN, SEC, STALL } from './fixtures.js';
 import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 const NOW = STALL + 20 * MIN;
 const PS_GEN = 7;
 const MODES: RecoveryMode[] = ['enforce', 'observe', 'off'];
+/** The Ready condition desired for `ag` on a PackageSource without one, at NOW. */
+const readyFor = (ag: ArtifactGenerator, cfg = CFG) =>
+  desiredPackageSourceReady(ag, makePs(), NOW, cfg);
 const ready = (status: string, reason: string, rest: Partial<Condition> = {}): Condition => ({
   type: 'Ready',
   status,
@@ -72,7 +75,7 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
       ...(attempts === undefined ? {} : { attempts }),
       last: NOW - 3 * MIN,
     });
-    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)).toEqual({
+    expect(readyFor(ag)).toEqual({
       type: 'Ready',
       status: ready.status,
       reason: ready.reason,
@@ -90,7 +93,7 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
       makeAg({ ready: { ...succeeded(NOW), status: 'Maybe' } as Condition }),
     ],
   ])('%s -> Unknown/ArtifactGeneratorNotReady', (_label, ag) => {
-    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)).toEqual({
+    expect(readyFor(ag)).toEqual({
       type: 'Ready',
       status: 'Unknown',
       reason: 'ArtifactGeneratorNotReady',
@@ -104,14 +107,12 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
 
   it.each(MODES)('Ready missing -> ArtifactGeneratorNotReady in mode %s too', (mode) => {
     const ag = makeAg({ ready: null, created: NOW - 5 * SEC });
-    expect(desiredPackageSourceReady(ag, makePs(), NOW, cfgWith({ mode }))?.reason).toBe(
-      'ArtifactGeneratorNotReady',
-    );
+    expect(readyFor(ag, cfgWith({ mode }))?.reason).toBe('ArtifactGeneratorNotReady');
   });
 
   it('an unusable copied reason is replaced, never passed on', () => {
     const ag = makeAg({ ready: { ...succeeded(NOW), reason: 'bad reason!' } });
-    const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    const out = readyFor(ag);
     expect(out?.reason).toBe('ArtifactGeneratorReady');
     expect(out?.status).toBe('True');
   });
@@ -127,12 +128,7 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
 describe('desiredPackageSourceReady: recovery in progress', () => {
   const last = NOW - 10 * SEC;
   const forced = (attempts: number, at = last): ArtifactGenerator =>
-    makeAg({
-      ready: marker(at),
-      attempts: String(attempts),
-      last: at,
-      requestedAt: formatTimeNano(at),
-    });
+    claimedAg(attempts, at, { requestedAt: formatTimeNano(at) });
 
   it.each<[string, ArtifactGenerator, RegExp]>([
     [
@@ -162,11 +158,11 @@ describe('desiredPackageSourceReady: recovery in progress', () => {
     ],
     [
       'resume',
-      makeAg({ ready: marker(NOW - 20 * SEC), attempts: '2', last: NOW - 20 * SEC }),
+      claimedAg(2, NOW - 20 * SEC),
       /^force-drift 2\/5: .*the next attempt is due at 2026-11-29T16:50:40Z$/,
     ],
   ])('%s: Unknown/AwaitingSourceWatcherRecovery', (_label, ag, message) => {
-    const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    const out = readyFor(ag);
     expect(out).toMatchObject(
       ready('Unknown', 'AwaitingSourceWatcherRecovery', { observedGeneration: PS_GEN }),
     );
@@ -182,7 +178,7 @@ describe('desiredPackageSourceReady: recovery in progress', () => {
   });
 
   it('says so in observe mode', () => {
-    const out = desiredPackageSourceReady(makeAg(), makePs(), NOW, cfgWith({ mode: 'observe' }));
+    const out = readyFor(makeAg(), cfgWith({ mode: 'observe' }));
     expect(out?.message).toMatch(/observe mode/);
     expect(out?.reason).toBe('AwaitingSourceWatcherRecovery');
   });
@@ -191,7 +187,7 @@ describe('desiredPackageSourceReady: recovery in progress', () => {
 describe('desiredPackageSourceReady: stalled', () => {
   it('False/SourceWatcherStalled with an operator-actionable message', () => {
     const ag = makeAg({ ready: marker(STALL), attempts: '5', last: NOW - 5 * MIN });
-    const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    const out = readyFor(ag);
     expect(out).toMatchObject(
       ready('False', 'SourceWatcherStalled', {
         observedGeneration: PS_GEN,
@@ -213,14 +209,14 @@ describe('desiredPackageSourceReady: stalled', () => {
 describe('desiredPackageSourceReady: the marker never leaks', () => {
   it.each(MODES)('mode %s', (mode) => {
     const ag = makeAg({ ready: marker(NOW - MIN) });
-    const out = desiredPackageSourceReady(ag, makePs(), NOW, cfgWith({ mode }));
+    const out = readyFor(ag, cfgWith({ mode }));
     expect(out?.reason).toBe('AwaitingSourceWatcherRecovery');
     expect(out?.status).toBe('Unknown');
     expect(JSON.stringify(out)).not.toContain('SourceWatcherRecoveryForced');
   });
 
   it('mode off copies a stuck AG through as it is', () => {
-    const out = desiredPackageSourceReady(makeAg(), makePs(), NOW, cfgWith({ mode: 'off' }));
+    const out = readyFor(makeAg(), cfgWith({ mode: 'off' }));
     expect(out).toMatchObject({
       status: 'Unknown',
       reason: 'Progressing',
@@ -262,29 +258,24 @@ describe('desiredPackageSourceReady: lastTransitionTime of synthetic conditions'
 
 describe('desiredPackageSourceReady: bounds', () => {
   it('is null for an AG being deleted or without a name', () => {
-    expect(desiredPackageSourceReady(makeAg({ deleting: true }), makePs(), NOW, CFG)).toBeNull();
-    expect(desiredPackageSourceReady({}, makePs(), NOW, CFG)).toBeNull();
+    expect(readyFor(makeAg({ deleting: true }))).toBeNull();
+    expect(readyFor({})).toBeNull();
   });
 
   it('caps a long copied message at 32768 characters', () => {
     const ag = makeAg({ ready: { ...buildFailed(NOW), message: 'x'.repeat(40_000) } });
-    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)?.message).toHaveLength(32_768);
+    expect(readyFor(ag)?.message).toHaveLength(32_768);
   });
 
   it('never splits a surrogate pair when capping', () => {
     const message = `${'x'.repeat(32_767)}😀tail`;
     const ag = makeAg({ ready: { ...buildFailed(NOW), message } });
-    expect(desiredPackageSourceReady(ag, makePs(), NOW, CFG)?.message).toBe('x'.repeat(32_767));
+    expect(readyFor(ag)?.message).toBe('x'.repeat(32_767));
   });
 
   it('always carries a valid reason', () => {
     for (const ready of [succeeded(NOW), buildFailed(NOW), progressing(NOW), marker(NOW), null]) {
-      const out = desiredPackageSourceReady(
-        makeAg({ ready, attempts: '5', last: NOW - 5 * MIN }),
-        makePs(),
-        NOW,
-        CFG,
-      );
+      const out = readyFor(makeAg({ ready, attempts: '5', last: NOW - 5 * MIN }));
       expect(out?.reason).toMatch(REASON_PATTERN);
     }
   });
@@ -301,13 +292,8 @@ describe('packageSourceNeedsUpdate', () => {
   });
 
   it('a stable recovery state needs one write, then none', () => {
-    const ag = makeAg({
-      ready: marker(NOW - 10 * SEC),
-      attempts: '1',
-      last: NOW - 10 * SEC,
-      requestedAt: formatTimeNano(NOW - 10 * SEC),
-    });
-    const first = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
+    const ag = claimedAg(1, NOW - 10 * SEC, { requestedAt: formatTimeNano(NOW - 10 * SEC) });
+    const first = readyFor(ag);
     if (first === null) throw new Error('expected a condition');
     const later = desiredPackageSourceReady(ag, makePs(first), NOW + 15 * SEC, CFG);
     if (later === null) throw new Error('expected a condition');
@@ -328,14 +314,8 @@ describe('desiredPackageSourceReady: a PackageSource being deleted is left alone
   it.each<[string, ArtifactGenerator]>([
     ['healthy AG', makeAg({ ready: succeeded(NOW - MIN) })],
     ['stuck AG', makeAg()],
-    [
-      'AG in a backoff window',
-      makeAg({ ready: marker(NOW - 10 * SEC), attempts: '2', last: NOW - 10 * SEC }),
-    ],
-    [
-      'AG past the final window',
-      makeAg({ ready: marker(NOW - 5 * MIN), attempts: '5', last: NOW - 5 * MIN }),
-    ],
+    ['AG in a backoff window', claimedAg(2, NOW - 10 * SEC)],
+    ['AG past the final window', claimedAg(5, NOW - 5 * MIN)],
   ])('%s -> null (no write)', (_label, ag) => {
     expect(desiredPackageSourceReady(ag, deleting(), NOW, CFG)).toBeNull();
   });

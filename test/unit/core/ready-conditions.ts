@@ -26,3 +26,9 @@ export const marker = ready(
   'SourceWatcherRecoveryForced',
   'forced by source-watcher-recovery',
 );
+/** The honest failure source-watcher writes when its own API requests fail. */
+export const reconciliationFailed = ready(
+  'False',
+  'ReconciliationFailed',
+  'etcdserver: request timed out',
+);

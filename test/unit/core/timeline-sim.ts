@@ -20,8 +20,7 @@ import {
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
 import { makeAg, makePs, STALL } from './fixtures.js';
-import { progressing, succeeded } from './ready-conditions.js';
-import { formatTimeSeconds } from '../../../shared/core/index.js';
+import { progressing, reconciliationFailed, succeeded } from './ready-conditions.js';
 
 /**
  * How source-watcher reacts to a completed force: not at all, a lost verdict again, honestly, or
@@ -185,17 +184,5 @@ function withPsReady(ps: PackageSource, ready: Condition): PackageSource {
   return {
     ...ps,
     status: { ...ps.status, conditions: replaceCondition(ps.status?.conditions, ready) },
-  };
-}
-
-/** The honest failure source-watcher writes when its own API requests fail. */
-function reconciliationFailed(at: number, generation: number): Condition {
-  return {
-    type: 'Ready',
-    status: 'False',
-    reason: 'ReconciliationFailed',
-    message: 'etcdserver: request timed out',
-    lastTransitionTime: formatTimeSeconds(at),
-    observedGeneration: generation,
   };
 }

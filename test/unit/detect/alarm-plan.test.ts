@@ -9,6 +9,10 @@ import {
 } from '../../../shared/core/alarm.js';
 
 const T = (iso: string): number => Date.parse(iso);
+/** The plans planEnsure and planSettle return. */
+const set = (moment: number) => ({ kind: 'set', moment }) as const;
+const KEEP = { kind: 'keep' } as const;
+const DELETE = { kind: 'delete' } as const;
 
 describe('alarmMoment', () => {
   it.each([
@@ -84,16 +88,11 @@ describe('cronFor', () => {
 describe('planEnsure', () => {
   const now = T('2026-03-01T10:00:00Z');
   it.each([
-    ['no alarm: set', null, now + 30_000, { kind: 'set', moment: now + 30_000 }],
-    ['an earlier future alarm: keep', now + 10_000, now + 30_000, { kind: 'keep' }],
-    ['the same moment: keep', now + 30_000, now + 30_000, { kind: 'keep' }],
-    [
-      'a later future alarm: move it earlier',
-      now + 60_000,
-      now + 30_000,
-      { kind: 'set', moment: now + 30_000 },
-    ],
-    ['a past (fired) alarm: set', now - 1000, now + 30_000, { kind: 'set', moment: now + 30_000 }],
+    ['no alarm: set', null, now + 30_000, set(now + 30_000)],
+    ['an earlier future alarm: keep', now + 10_000, now + 30_000, KEEP],
+    ['the same moment: keep', now + 30_000, now + 30_000, KEEP],
+    ['a later future alarm: move it earlier', now + 60_000, now + 30_000, set(now + 30_000)],
+    ['a past (fired) alarm: set', now - 1000, now + 30_000, set(now + 30_000)],
   ] as const)('%s', (_name, armed, due, expected) => {
     expect(planEnsure(armed, due, now)).toEqual(expected);
   });
@@ -102,37 +101,25 @@ describe('planEnsure', () => {
 describe('planSettle', () => {
   const now = T('2026-03-01T10:00:00Z');
   it.each([
-    ['nothing due, no alarm: keep', false, null, null, { kind: 'keep' }],
-    ['nothing due, fired alarm: delete', true, now - 500, null, { kind: 'delete' }],
-    ['nothing due, alarm with a garbled moment: delete', true, null, null, { kind: 'delete' }],
-    [
-      'nothing due, future alarm (armed concurrently): keep',
-      true,
-      now + 20_000,
-      null,
-      { kind: 'keep' },
-    ],
-    [
-      'due later, fired alarm: set exactly',
-      true,
-      now - 500,
-      now + 90_000,
-      { kind: 'set', moment: now + 90_000 },
-    ],
-    ['due later, no alarm: set', false, null, now + 90_000, { kind: 'set', moment: now + 90_000 }],
+    ['nothing due, no alarm: keep', false, null, null, KEEP],
+    ['nothing due, fired alarm: delete', true, now - 500, null, DELETE],
+    ['nothing due, alarm with a garbled moment: delete', true, null, null, DELETE],
+    ['nothing due, future alarm (armed concurrently): keep', true, now + 20_000, null, KEEP],
+    ['due later, fired alarm: set exactly', true, now - 500, now + 90_000, set(now + 90_000)],
+    ['due later, no alarm: set', false, null, now + 90_000, set(now + 90_000)],
     [
       'due earlier than a future alarm: move earlier',
       true,
       now + 120_000,
       now + 90_000,
-      { kind: 'set', moment: now + 90_000 },
+      set(now + 90_000),
     ],
     [
       'due later than a future alarm: keep (never moved later while pending)',
       true,
       now + 60_000,
       now + 90_000,
-      { kind: 'keep' },
+      KEEP,
     ],
   ] as const)('%s', (_name, exists, armed, earliest, expected) => {
     expect(planSettle(armed, exists, earliest, now)).toEqual(expected);

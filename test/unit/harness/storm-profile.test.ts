@@ -124,20 +124,13 @@ describe('storm profile', () => {
     expect(p.decide(meta, T0 + 1)).toEqual({ kind: 'error500' });
   });
 
-  const bad: { what: string; profiles: StormOptions['profiles'] }[] = [
-    { what: 'a probability above 1', profiles: { detect: { error500: 1.5 } } },
-    { what: 'a negative probability', profiles: { detect: { tooMany: -0.1 } } },
-    {
-      what: 'probabilities adding up over 1',
-      profiles: { detect: { ...FUNCTIONS_STORM, delayed: 0.8 } },
-    },
-    {
-      what: 'a delay range upside down',
-      profiles: { detect: { delayMinMs: 9000, delayMaxMs: 2000 } },
-    },
-    { what: 'a Retry-After of 0', profiles: { detect: { retryAfterSeconds: 0 } } },
-  ];
-  it.each(bad)('refuses $what', ({ profiles }) => {
+  it.each<[string, StormOptions['profiles']]>([
+    ['a probability above 1', { detect: { error500: 1.5 } }],
+    ['a negative probability', { detect: { tooMany: -0.1 } }],
+    ['probabilities adding up over 1', { detect: { ...FUNCTIONS_STORM, delayed: 0.8 } }],
+    ['a delay range upside down', { detect: { delayMinMs: 9000, delayMaxMs: 2000 } }],
+    ['a Retry-After of 0', { detect: { retryAfterSeconds: 0 } }],
+  ])('refuses %s', (_what, profiles) => {
     expect(() => storm({ profiles })).toThrow(RangeError);
   });
 

@@ -26,28 +26,15 @@ describe('VirtualClock start time', () => {
 });
 
 describe('VirtualClock timers fire in time order', () => {
-  it.each([
-    {
-      name: 'out-of-order insertion fires by time',
-      timers: [300, 100, 200],
-      advanceBy: 1000,
-      fired: [100, 200, 300],
-    },
-    {
-      name: 'same time fires in insertion order',
-      timers: [100, 100, 50],
-      advanceBy: 100,
-      fired: [50, 100, 100],
-    },
-    {
-      name: 'timers after the target stay pending',
-      timers: [100, 500],
-      advanceBy: 499,
-      fired: [100],
-    },
-    { name: 'a timer exactly at the target fires', timers: [500], advanceBy: 500, fired: [500] },
-    { name: 'advance(0) fires nothing in the future', timers: [1], advanceBy: 0, fired: [] },
-  ])('$name', async ({ timers, advanceBy, fired }) => {
+  // [name, timer offsets in insertion order, advance by, offsets fired in order]
+  const cases: [string, number[], number, number[]][] = [
+    ['out-of-order insertion fires by time', [300, 100, 200], 1000, [100, 200, 300]],
+    ['same time fires in insertion order', [100, 100, 50], 100, [50, 100, 100]],
+    ['timers after the target stay pending', [100, 500], 499, [100]],
+    ['a timer exactly at the target fires', [500], 500, [500]],
+    ['advance(0) fires nothing in the future', [1], 0, []],
+  ];
+  it.each(cases)('%s', async (_name, timers, advanceBy, fired) => {
     const clock = new VirtualClock({ start: T0 });
     const seen: Array<{ offset: number; order: number; nowAtFire: number }> = [];
     timers.forEach((offset, order) => {

@@ -3,9 +3,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../shared/runtime/env.js';
-import { findObject, renderKustomize } from '../../support/manifests.js';
+import { renderKustomize } from '../../support/manifests.js';
 import { DOCUMENTED_RECOVERY_DEFAULTS } from '../recovery-defaults.js';
-import { BASE, FLUX_ONLY, OBSERVE } from './renders.js';
+import { BASE, FLUX_ONLY, OBSERVE, recoveryConfig } from './renders.js';
 
 describe.each([
   [BASE, 'enforce'],
@@ -13,10 +13,7 @@ describe.each([
   [FLUX_ONLY, 'enforce'],
 ])('%s: recovery-config', (render, mode) => {
   it(`loads as the functions load it (mode ${mode})`, () => {
-    const data = findObject(renderKustomize(render), 'ConfigMap', 'recovery-config').data as Record<
-      string,
-      string
-    >;
+    const data = recoveryConfig(renderKustomize(render));
     const config = loadConfig({ ...data, PORT: '8080' });
     // The shipped settings are the documented defaults, in the render's mode.
     expect(config.recovery).toEqual({ ...DOCUMENTED_RECOVERY_DEFAULTS, mode });

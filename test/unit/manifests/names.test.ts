@@ -17,7 +17,7 @@ import {
   REPO_ROOT,
   type K8sObject,
 } from '../../support/manifests.js';
-import { FLUX_ONLY, RENDERS } from './renders.js';
+import { FLUX_ONLY, recoveryConfig, RENDERS } from './renders.js';
 
 const pingSource = (name: string): string =>
   `/apis/v1/namespaces/${RECOVERY_NAMESPACE}/pingsources/${name}`;
@@ -57,7 +57,7 @@ function renamedCopy(alarm: string, resync: string): string {
 describe.each(RENDERS)('%s', (entry) => {
   it('as shipped: every name agrees with the ConfigMap', () => {
     const objects = renderKustomize(entry);
-    const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
+    const data = recoveryConfig(objects);
     expect(data.ALARM_NAMESPACE).toBe(RECOVERY_NAMESPACE);
     expect(pingTriggers(objects)['detect-alarm']).toBe(pingSource(data.ALARM_NAME ?? ''));
     expect(pingTriggers(objects)['detect-resync']).toBe(pingSource(data.RESYNC_PINGSOURCE ?? ''));
@@ -71,10 +71,7 @@ describe.each(RENDERS)('%s', (entry) => {
     () => {
       const root = renamedCopy('follow-up', 'sweep-every-5m');
       const objects = renderKustomize(path.join(root, entry));
-      const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<
-        string,
-        string
-      >;
+      const data = recoveryConfig(objects);
       expect(data.ALARM_NAME).toBe('follow-up');
       expect(data.RESYNC_PINGSOURCE).toBe('sweep-every-5m');
 
@@ -111,10 +108,7 @@ describe('ALARM_NAMESPACE', () => {
         readFileSync(config, 'utf8').replace(/^( {2}ALARM_NAMESPACE:).*$/m, '$1 elsewhere'),
       );
       const objects = renderKustomize(path.join(root, 'knative'));
-      const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<
-        string,
-        string
-      >;
+      const data = recoveryConfig(objects);
       expect(data.ALARM_NAMESPACE).toBe(RECOVERY_NAMESPACE);
       expect(pingTriggers(objects)['detect-alarm']).toBe(pingSource('recovery-alarm'));
     },

@@ -9,7 +9,7 @@ import {
   ruleAllows,
 } from '../../support/manifests.js';
 import type { ApiRequest, PolicyRule } from '../../support/manifests.js';
-import { base, observe } from './renders.js';
+import { base, observe, recoveryConfig } from './renders.js';
 
 const AG = 'source.extensions.fluxcd.io';
 const PS = 'cozystack.io';
@@ -19,6 +19,33 @@ const SRC = 'source.toolkit.fluxcd.io';
 /** The Kubernetes Events of the recovery steps (docs/adr/0033): create, and get+patch a series. */
 const EVENT_GRANTS = [`* ${EV}/events create`, `* ${EV}/events get`, `* ${EV}/events patch`];
 const NS = RECOVERY_NAMESPACE;
+
+/** Requests for one kind of object: the verb, and what differs from the usual object. */
+const requests =
+  (object: Omit<ApiRequest, 'verb'>) =>
+  (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({ verb, ...object, ...extra });
+const ag = requests({
+  group: AG,
+  resource: 'artifactgenerators',
+  namespace: 'cozy-system',
+  name: 'pkg',
+});
+const ping = requests({
+  group: KN,
+  resource: 'pingsources',
+  namespace: NS,
+  name: 'recovery-alarm',
+});
+const ps = requests({ group: PS, resource: 'packagesources', name: 'pkg' });
+const ea = requests({
+  group: SRC,
+  resource: 'externalartifacts',
+  namespace: 'cozy-system',
+  name: 'a',
+});
+const allNs = { namespace: '' } as const;
+const onStatus = { subresource: 'status' } as const;
+const noName = {} as Partial<ApiRequest>;
 
 /** One grant per (scope, group, resource, verb, names): order- and grouping-independent. */
 function grants(rules: readonly PolicyRule[]): string[] {
@@ -34,47 +61,40 @@ function grants(rules: readonly PolicyRule[]): string[] {
   return out.sort();
 }
 
+/** The grants of `verbs` on a group/resource in every namespace. */
+const everywhere = (resource: string, ...verbs: string[]): string[] =>
+  verbs.map((verb) => `* ${resource} ${verb}`);
+const AGS = `${AG}/artifactgenerators`;
+const EAS = `${SRC}/externalartifacts`;
+
 const EXPECTED_GRANTS: Record<string, string[]> = {
   detect: [
-    `* ${AG}/artifactgenerators get`,
-    `* ${AG}/artifactgenerators list`,
+    ...everywhere(AGS, 'get', 'list'),
     `${NS} ${KN}/pingsources create`,
-    `${NS} ${KN}/pingsources get recovery-alarm`,
-    `${NS} ${KN}/pingsources patch recovery-alarm`,
-    `${NS} ${KN}/pingsources delete recovery-alarm`,
+    ...['get', 'patch', 'delete'].map((verb) => `${NS} ${KN}/pingsources ${verb} recovery-alarm`),
   ],
   'force-drift': [
-    `* ${AG}/artifactgenerators get`,
-    `* ${AG}/artifactgenerators list`,
-    `* ${AG}/artifactgenerators patch`,
-    `* ${AG}/artifactgenerators/status patch`,
+    ...everywhere(AGS, 'get', 'list', 'patch'),
+    `* ${AGS}/status patch`,
     `* ${PS}/packagesources get`,
     ...EVENT_GRANTS,
   ],
   'surface-stalled': [
-    `* ${AG}/artifactgenerators get`,
-    `* ${AG}/artifactgenerators list`,
-    `* ${PS}/packagesources get`,
-    `* ${PS}/packagesources list`,
+    ...everywhere(AGS, 'get', 'list'),
+    ...everywhere(`${PS}/packagesources`, 'get', 'list'),
     `* ${PS}/packagesources/status patch`,
     ...EVENT_GRANTS,
   ],
   apiserversource: [
-    `* ${AG}/artifactgenerators get`,
-    `* ${AG}/artifactgenerators list`,
-    `* ${AG}/artifactgenerators watch`,
+    ...everywhere(AGS, 'get', 'list', 'watch'),
     // The ExternalArtifact source of components/heal-external-artifacts.
-    `* ${SRC}/externalartifacts get`,
-    `* ${SRC}/externalartifacts list`,
-    `* ${SRC}/externalartifacts watch`,
+    ...everywhere(EAS, 'get', 'list', 'watch'),
   ],
   // docs/adr/0038: get the AG and bump its requestedAt; list its ExternalArtifacts by label and
   // delete one whose status another field manager owns; the heal's Event.
   'heal-external-artifacts': [
-    `* ${AG}/artifactgenerators get`,
-    `* ${AG}/artifactgenerators patch`,
-    `* ${SRC}/externalartifacts list`,
-    `* ${SRC}/externalartifacts delete`,
+    ...everywhere(AGS, 'get', 'patch'),
+    ...everywhere(EAS, 'list', 'delete'),
     ...EVENT_GRANTS,
   ],
   'dead-letter': [],
@@ -120,7 +140,7 @@ describe('grants per ServiceAccount', () => {
 
   it('the alarm Role names the alarm the config names', () => {
     const objects = base();
-    const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
+    const data = recoveryConfig(objects);
     const named = loadRbacRules('detect', objects).flatMap((r) => r.resourceNames ?? []);
     expect(new Set(named)).toEqual(new Set([data.ALARM_NAME]));
     expect(data.ALARM_NAMESPACE).toBe(NS);
@@ -164,31 +184,9 @@ describe('observe overlay: observe-only by permission too (issue 12, item 5)', (
   });
 
   it.each<[string, ApiRequest]>([
-    [
-      'force-drift',
-      {
-        verb: 'patch',
-        group: AG,
-        resource: 'artifactgenerators',
-        namespace: 'cozy-system',
-        name: 'pkg',
-      },
-    ],
-    [
-      'force-drift',
-      {
-        verb: 'patch',
-        group: AG,
-        resource: 'artifactgenerators',
-        subresource: 'status',
-        namespace: 'cozy-system',
-        name: 'pkg',
-      },
-    ],
-    [
-      'surface-stalled',
-      { verb: 'patch', group: PS, resource: 'packagesources', subresource: 'status', name: 'pkg' },
-    ],
+    ['force-drift', ag('patch')],
+    ['force-drift', ag('patch', onStatus)],
+    ['surface-stalled', ps('patch', onStatus)],
   ])('%s cannot %o', (sa, request) => {
     expect(ruleAllows(loadRbacRules(sa, observe()), request)).toBe(false);
     // ...which the enforce install does allow.
@@ -197,33 +195,6 @@ describe('observe overlay: observe-only by permission too (issue 12, item 5)', (
 });
 
 describe('what each identity can and cannot do', () => {
-  /** Requests for one kind of object: the verb, and what differs from the usual object. */
-  const requests =
-    (object: Omit<ApiRequest, 'verb'>) =>
-    (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({ verb, ...object, ...extra });
-  const ag = requests({
-    group: AG,
-    resource: 'artifactgenerators',
-    namespace: 'cozy-system',
-    name: 'pkg',
-  });
-  const ping = requests({
-    group: KN,
-    resource: 'pingsources',
-    namespace: NS,
-    name: 'recovery-alarm',
-  });
-  const ps = requests({ group: PS, resource: 'packagesources', name: 'pkg' });
-  const ea = requests({
-    group: SRC,
-    resource: 'externalartifacts',
-    namespace: 'cozy-system',
-    name: 'a',
-  });
-  const allNs = { namespace: '' } as const;
-  const onStatus = { subresource: 'status' } as const;
-  const noName = {} as Partial<ApiRequest>;
-
   it.each<[string, string, ApiRequest, boolean]>([
     ['detect', 'lists AGs in all namespaces', ag('list', { ...allNs }), true],
     ['detect', 'cannot watch AGs (it never does)', ag('watch', { ...allNs }), false],

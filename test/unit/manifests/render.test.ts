@@ -10,7 +10,6 @@ import { parseAllDocuments } from 'yaml';
 import {
   KNATIVE_DIR,
   RECOVERY_NAMESPACE,
-  findObject,
   kubectlBinary,
   loadKustomizationResources,
   loadRbacRules,
@@ -19,60 +18,46 @@ import {
   type K8sObject,
   type PolicyRule,
 } from '../../support/manifests.js';
-import { BASE, FLUX_ONLY, OBSERVE } from './renders.js';
+import { BASE, FLUX_ONLY, OBSERVE, recoveryConfig } from './renders.js';
+
+/** `Kind/name` of each name. */
+const named = (kind: string, ...names: string[]): string[] => names.map((n) => `${kind}/${n}`);
+/** The ClusterRole source-watcher-recovery-<name> and its ClusterRoleBinding. */
+const clusterRole = (name: string): string[] =>
+  ['ClusterRole', 'ClusterRoleBinding'].map((kind) => `${kind}/source-watcher-recovery-${name}`);
+
+/** A function's ServiceAccount, ClusterRole (and binding) and Service, and its Triggers <name>-<t>. */
+const functionObjects = (name: string, triggers: string[]): string[] => [
+  `ServiceAccount/${name}`,
+  ...clusterRole(name),
+  `Service/${name}`,
+  ...named('Trigger', ...triggers.map((t) => `${name}-${t}`)),
+];
 
 const CORE_OBJECTS = [
   'Namespace/source-watcher-recovery',
   'ConfigMap/recovery-config',
   'Broker/default',
-  'ServiceAccount/detect',
-  'ServiceAccount/force-drift',
-  'ServiceAccount/dead-letter',
-  'ServiceAccount/apiserversource',
-  'ClusterRole/source-watcher-recovery-detect',
-  'ClusterRoleBinding/source-watcher-recovery-detect',
-  'Role/detect-alarm',
-  'RoleBinding/detect-alarm',
-  'ClusterRole/source-watcher-recovery-force-drift',
-  'ClusterRoleBinding/source-watcher-recovery-force-drift',
-  'ClusterRole/source-watcher-recovery-apiserversource',
-  'ClusterRoleBinding/source-watcher-recovery-apiserversource',
-  'Service/detect',
-  'Service/force-drift',
+  ...functionObjects('detect', ['ag-add', 'ag-update', 'resync', 'alarm']),
+  ...named('Role', 'detect-alarm'),
+  ...named('RoleBinding', 'detect-alarm'),
+  ...functionObjects('force-drift', ['force', 'clear-tracking']),
+  ...named('ServiceAccount', 'dead-letter', 'apiserversource'),
   'Service/dead-letter',
-  'Trigger/detect-ag-add',
-  'Trigger/detect-ag-update',
-  'Trigger/detect-resync',
-  'Trigger/detect-alarm',
-  'Trigger/force-drift-force',
-  'Trigger/force-drift-clear-tracking',
+  ...clusterRole('apiserversource'),
   'ApiServerSource/artifactgenerators',
   'PingSource/resync',
   'SinkBinding/detect',
 ];
 // The Cozystack part: surface-stalled, and force-drift's read of PackageSources (docs/adr/0020).
 const COZYSTACK_OBJECTS = [
-  'ServiceAccount/surface-stalled',
-  'ClusterRole/source-watcher-recovery-surface-stalled',
-  'ClusterRoleBinding/source-watcher-recovery-surface-stalled',
-  'ClusterRole/source-watcher-recovery-force-drift-packagesources',
-  'ClusterRoleBinding/source-watcher-recovery-force-drift-packagesources',
-  'Service/surface-stalled',
-  'Trigger/surface-stalled-ag-add',
-  'Trigger/surface-stalled-ag-update',
-  'Trigger/surface-stalled-stalled',
-  'Trigger/surface-stalled-resync',
+  ...functionObjects('surface-stalled', ['ag-add', 'ag-update', 'stalled', 'resync']),
+  ...clusterRole('force-drift-packagesources'),
 ];
 // components/heal-external-artifacts (docs/adr/0038): in every install entry point.
 const HEAL_OBJECTS = [
-  'ServiceAccount/heal-external-artifacts',
-  'ClusterRole/source-watcher-recovery-heal-external-artifacts',
-  'ClusterRoleBinding/source-watcher-recovery-heal-external-artifacts',
-  'ClusterRole/source-watcher-recovery-apiserversource-externalartifacts',
-  'ClusterRoleBinding/source-watcher-recovery-apiserversource-externalartifacts',
-  'Service/heal-external-artifacts',
-  'Trigger/heal-external-artifacts-update',
-  'Trigger/heal-external-artifacts-delete',
+  ...functionObjects('heal-external-artifacts', ['update', 'delete']),
+  ...clusterRole('apiserversource-externalartifacts'),
   'ApiServerSource/externalartifacts',
 ];
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
@@ -170,10 +155,8 @@ describe('kustomize renders', () => {
 });
 
 describe('overlays', () => {
-  const modeOf = (objects: readonly K8sObject[]): string => {
-    const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
-    return data.RECOVERY_MODE ?? '';
-  };
+  const modeOf = (objects: readonly K8sObject[]): string =>
+    recoveryConfig(objects).RECOVERY_MODE ?? '';
   const templateModes = (objects: readonly K8sObject[]): string[] =>
     objects
       .filter((o) => o.kind === 'Service')

@@ -1,6 +1,6 @@
 // The renders of knative/ the manifest tests read: the base and its two overlays.
 
-import { renderKustomize, type K8sObject } from '../../support/manifests.js';
+import { findObject, renderKustomize, type K8sObject } from '../../support/manifests.js';
 
 export const BASE = 'knative';
 export const OBSERVE = 'knative/overlays/observe';
@@ -10,3 +10,6 @@ export const RENDERS = [BASE, OBSERVE, FLUX_ONLY];
 
 export const base = (): K8sObject[] => renderKustomize(BASE);
 export const observe = (): K8sObject[] => renderKustomize(OBSERVE);
+/** The data of the recovery-config ConfigMap in a render (it must be there, once). */
+export const recoveryConfig = (objects: readonly K8sObject[]): Record<string, string> =>
+  findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;

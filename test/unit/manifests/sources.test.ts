@@ -11,7 +11,7 @@ import {
   renderKustomize,
   ruleAllows,
 } from '../../support/manifests.js';
-import { BASE, base, RENDERS } from './renders.js';
+import { BASE, base, recoveryConfig, RENDERS } from './renders.js';
 
 const spec = (kind: string, name: string, render = BASE): Record<string, unknown> =>
   findObject(renderKustomize(render), kind, name).spec as Record<string, unknown>;
@@ -131,12 +131,12 @@ describe('SinkBinding', () => {
 
 describe('recovery-config', () => {
   it('holds exactly the documented keys and defaults', () => {
-    expect(findObject(base(), 'ConfigMap', 'recovery-config').data).toEqual(CONFIG);
+    expect(recoveryConfig(base())).toEqual(CONFIG);
   });
 
   it.each(RENDERS)('%s: names objects that exist in the render', (render) => {
     const objects = renderKustomize(render);
-    const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
+    const data = recoveryConfig(objects);
     expect(data.ALARM_NAMESPACE).toBe(RECOVERY_NAMESPACE);
     findObject(objects, 'Broker', data.ALARM_SINK_BROKER ?? '');
     findObject(objects, 'PingSource', data.RESYNC_PINGSOURCE ?? '');
@@ -146,10 +146,7 @@ describe('recovery-config', () => {
     '%s: BROKER_URL is the ingress of the Broker detect is bound to (first install, before K_SINK)',
     (render) => {
       const objects = renderKustomize(render);
-      const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<
-        string,
-        string
-      >;
+      const data = recoveryConfig(objects);
       const binding = findObject(objects, 'SinkBinding', 'detect');
       const sink = (binding.spec as { sink: { ref: { name: string } } }).sink.ref;
       expect(data.BROKER_URL).toBe(

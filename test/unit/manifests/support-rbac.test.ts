@@ -125,39 +125,35 @@ function obj(
   };
 }
 const sa = (name: string, namespace = 'ns1') => ({ kind: 'ServiceAccount', name, namespace });
+/** A (Cluster)Role holding one rule. */
+const role = (kind: string, name: string, rule: object, namespace?: string): K8sObject =>
+  obj(kind, name, { rules: [rule] }, namespace);
+/** A (Cluster)RoleBinding of the role [kind, name], by default to the ServiceAccount ns1/me. */
+const binding = (
+  kind: string,
+  name: string,
+  [roleKind, roleName]: [string, string],
+  namespace?: string,
+  subjects: object[] = [sa('me')],
+): K8sObject =>
+  obj(kind, name, { roleRef: { kind: roleKind, name: roleName }, subjects }, namespace);
 
 describe('loadRbacRules', () => {
   const objects: K8sObject[] = [
-    obj('ClusterRole', 'cr', { rules: [{ apiGroups: ['g'], resources: ['a'], verbs: ['get'] }] }),
-    obj('ClusterRole', 'cr-unused', {
-      rules: [{ apiGroups: ['g'], resources: ['z'], verbs: ['*'] }],
-    }),
-    obj('ClusterRoleBinding', 'crb', {
-      roleRef: { kind: 'ClusterRole', name: 'cr' },
-      subjects: [sa('me')],
-    }),
-    obj(
+    role('ClusterRole', 'cr', { apiGroups: ['g'], resources: ['a'], verbs: ['get'] }),
+    role('ClusterRole', 'cr-unused', { apiGroups: ['g'], resources: ['z'], verbs: ['*'] }),
+    binding('ClusterRoleBinding', 'crb', ['ClusterRole', 'cr']),
+    role(
       'Role',
       'r',
-      { rules: [{ apiGroups: ['g'], resources: ['b'], verbs: ['patch'], resourceNames: ['x'] }] },
+      { apiGroups: ['g'], resources: ['b'], verbs: ['patch'], resourceNames: ['x'] },
       'ns1',
     ),
-    obj(
-      'RoleBinding',
-      'rb',
-      { roleRef: { kind: 'Role', name: 'r' }, subjects: [{ kind: 'ServiceAccount', name: 'me' }] },
-      'ns1',
-    ),
-    obj(
-      'RoleBinding',
-      'rb-cr',
-      { roleRef: { kind: 'ClusterRole', name: 'cr-unused' }, subjects: [sa('me')] },
-      'ns2',
-    ),
-    obj('ClusterRoleBinding', 'other-ns', {
-      roleRef: { kind: 'ClusterRole', name: 'cr-unused' },
-      subjects: [sa('me', 'elsewhere')],
-    }),
+    binding('RoleBinding', 'rb', ['Role', 'r'], 'ns1', [{ kind: 'ServiceAccount', name: 'me' }]),
+    binding('RoleBinding', 'rb-cr', ['ClusterRole', 'cr-unused'], 'ns2'),
+    binding('ClusterRoleBinding', 'other-ns', ['ClusterRole', 'cr-unused'], undefined, [
+      sa('me', 'elsewhere'),
+    ]),
   ];
 
   it('collects cluster-wide and namespaced rules, scoped by binding', () => {
@@ -195,37 +191,24 @@ describe('loadRbacRules', () => {
   it.each<[string, K8sObject[], RegExp]>([
     [
       'a binding to a missing role',
-      [
-        obj('ClusterRoleBinding', 'b', {
-          roleRef: { kind: 'ClusterRole', name: 'gone' },
-          subjects: [sa('me')],
-        }),
-      ],
+      [binding('ClusterRoleBinding', 'b', ['ClusterRole', 'gone'])],
       /missing ClusterRole gone/,
     ],
     [
       'a ClusterRoleBinding to a Role',
-      [
-        obj('ClusterRoleBinding', 'b', {
-          roleRef: { kind: 'Role', name: 'r' },
-          subjects: [sa('me')],
-        }),
-      ],
+      [binding('ClusterRoleBinding', 'b', ['Role', 'r'])],
       /cannot bind a Role/,
     ],
     [
       'a RoleBinding without namespace',
-      [obj('RoleBinding', 'b', { roleRef: { kind: 'Role', name: 'r' }, subjects: [sa('me')] })],
+      [binding('RoleBinding', 'b', ['Role', 'r'])],
       /has no namespace/,
     ],
     [
       'a rule with a non-list field',
       [
-        obj('ClusterRole', 'cr', { rules: [{ apiGroups: 'g', resources: ['a'], verbs: ['get'] }] }),
-        obj('ClusterRoleBinding', 'b', {
-          roleRef: { kind: 'ClusterRole', name: 'cr' },
-          subjects: [sa('me')],
-        }),
+        role('ClusterRole', 'cr', { apiGroups: 'g', resources: ['a'], verbs: ['get'] }),
+        binding('ClusterRoleBinding', 'b', ['ClusterRole', 'cr']),
       ],
       /apiGroups must be a list/,
     ],

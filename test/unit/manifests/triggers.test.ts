@@ -21,7 +21,7 @@ import {
   objectsOfKind,
   type TriggerSpec,
 } from '../../support/manifests.js';
-import { base } from './renders.js';
+import { base, recoveryConfig } from './renders.js';
 
 const triggers = (): TriggerSpec[] => loadTriggers(base());
 const pingSource = (name: string): string =>
@@ -117,10 +117,7 @@ describe('Trigger filters', () => {
 
   it('ping Triggers name a PingSource: `resync` in the manifests or the alarm detect programs', () => {
     const objects = base();
-    const config = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<
-      string,
-      string
-    >;
+    const config = recoveryConfig(objects);
     const known = new Set([
       ...objectsOfKind(objects, 'PingSource').map((p) => pingSource(p.metadata.name)),
       `/apis/v1/namespaces/${config.ALARM_NAMESPACE}/pingsources/${config.ALARM_NAME}`,

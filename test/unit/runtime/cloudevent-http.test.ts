@@ -26,6 +26,24 @@ function asRequest(message: {
   return [headers, Buffer.from(String(message.body))];
 }
 
+/** parseCloudEvent refuses the request with this HTTP status and a message matching `pattern`. */
+function expectRejected(
+  headers: Record<string, string>,
+  body: string,
+  status: number,
+  pattern: RegExp,
+): void {
+  let error: unknown;
+  try {
+    parseCloudEvent(headers, Buffer.from(body));
+  } catch (e) {
+    error = e;
+  }
+  expect(error).toBeInstanceOf(HttpInputError);
+  expect((error as HttpInputError).status).toBe(status);
+  expect((error as HttpInputError).message).toMatch(pattern);
+}
+
 describe('parseCloudEvent', () => {
   it.each([
     ['binary', HTTP.binary(event)],
@@ -43,103 +61,51 @@ describe('parseCloudEvent', () => {
   });
 
   const binaryHeaders = asRequest(HTTP.binary(event))[0];
-  it.each([
-    ['no CloudEvent at all', { 'content-type': 'application/json' }, '{}', 400, /not a CloudEvent/],
-    ['batch mode', { 'content-type': 'application/cloudevents-batch+json' }, '[]', 400, /batch/],
+  /** The binary-mode headers of `event`, changed by `extra`. */
+  const binary = (extra: Record<string, string>) => ({ ...binaryHeaders, ...extra });
+  const structured = { 'content-type': 'application/cloudevents+json' };
+  /** A structured-mode body: a valid event unless `attributes` change it. */
+  const structuredBody = (attributes: Record<string, unknown>): string =>
+    JSON.stringify({ specversion: '1.0', id: '1', type: 't', source: '/s', ...attributes });
+  // [name, headers, body, message, HTTP status (400 unless given)]
+  it.each<[string, Record<string, string>, string, RegExp, number?]>([
+    ['no CloudEvent at all', { 'content-type': 'application/json' }, '{}', /not a CloudEvent/],
+    ['batch mode', { 'content-type': 'application/cloudevents-batch+json' }, '[]', /batch/],
     [
       'structured, not JSON format',
       { 'content-type': 'application/cloudevents+xml' },
       '<e/>',
-      415,
       /json/,
+      415,
     ],
-    [
-      'structured, broken JSON',
-      { 'content-type': 'application/cloudevents+json' },
-      '{',
-      400,
-      /not valid JSON/,
-    ],
-    [
-      'structured, an array',
-      { 'content-type': 'application/cloudevents+json' },
-      '[]',
-      400,
-      /JSON object/,
-    ],
-    [
-      'structured, missing id',
-      { 'content-type': 'application/cloudevents+json' },
-      JSON.stringify({ specversion: '1.0', type: 't', source: '/s' }),
-      400,
-      /invalid CloudEvent/,
-    ],
-    [
-      'structured, spec 0.3',
-      { 'content-type': 'application/cloudevents+json' },
-      JSON.stringify({ specversion: '0.3', id: '1', type: 't', source: '/s' }),
-      400,
-      /specversion/,
-    ],
-    [
-      'binary, missing ce-source',
-      { ...binaryHeaders, 'ce-source': '' },
-      '{}',
-      400,
-      /invalid CloudEvent/,
-    ],
+    ['structured, broken JSON', structured, '{', /not valid JSON/],
+    ['structured, an array', structured, '[]', /JSON object/],
+    ['structured, missing id', structured, structuredBody({ id: undefined }), /invalid CloudEvent/],
+    ['structured, spec 0.3', structured, structuredBody({ specversion: '0.3' }), /specversion/],
+    ['binary, missing ce-source', binary({ 'ce-source': '' }), '{}', /invalid CloudEvent/],
     [
       'binary, missing ce-type',
       Object.fromEntries(Object.entries(binaryHeaders).filter(([k]) => k !== 'ce-type')),
       '{}',
-      400,
       /invalid CloudEvent/,
     ],
-    [
-      'binary, a time that is not RFC 3339',
-      { ...binaryHeaders, 'ce-time': 'yesterday' },
-      '{}',
-      400,
-      /time/,
-    ],
+    ['binary, a time that is not RFC 3339', binary({ 'ce-time': 'yesterday' }), '{}', /time/],
     [
       'binary, an extension name with an underscore',
-      { ...binaryHeaders, 'ce-bad_name': 'x' },
+      binary({ 'ce-bad_name': 'x' }),
       '{}',
-      400,
       /extension/,
     ],
     [
       'structured, an extension that is an object',
-      { 'content-type': 'application/cloudevents+json' },
-      JSON.stringify({ specversion: '1.0', id: '1', type: 't', source: '/s', ext: { a: 1 } }),
-      400,
+      structured,
+      structuredBody({ ext: { a: 1 } }),
       /extension/,
     ],
-    [
-      'structured, an empty subject',
-      { 'content-type': 'application/cloudevents+json' },
-      JSON.stringify({ specversion: '1.0', id: '1', type: 't', source: '/s', subject: '' }),
-      400,
-      /subject/,
-    ],
-    [
-      'binary, wrong spec version',
-      { ...binaryHeaders, 'ce-specversion': '2.0' },
-      '{}',
-      400,
-      /specversion/,
-    ],
-  ])('rejects %s', (_name, headers, body, status, pattern) => {
-    let error: unknown;
-    try {
-      parseCloudEvent(headers, Buffer.from(body));
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(HttpInputError);
-    expect((error as HttpInputError).status).toBe(status);
-    expect((error as HttpInputError).message).toMatch(pattern);
+    ['structured, an empty subject', structured, structuredBody({ subject: '' }), /subject/],
+    ['binary, wrong spec version', binary({ 'ce-specversion': '2.0' }), '{}', /specversion/],
+  ])('rejects %s', (_name, headers, body, pattern, status = 400) => {
+    expectRejected(headers, body, status, pattern);
   });
 });
 
@@ -201,14 +167,6 @@ describe('parseCloudEvent: binary mode is read directly, as the SDK would read i
     ['schemaurl (CloudEvents 0.3 only)', { 'ce-schemaurl': 'http://x' }, '', /not a binary-mode/],
     ['an extension name too long', { 'ce-abcdefghijklmnopqrstu': 'x' }, '', /extension/],
   ])('rejects %s with 400', (_label, extra, body, pattern) => {
-    let error: unknown;
-    try {
-      parseCloudEvent({ ...base, ...extra }, Buffer.from(body));
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(HttpInputError);
-    expect((error as HttpInputError).status).toBe(400);
-    expect((error as HttpInputError).message).toMatch(pattern);
+    expectRejected({ ...base, ...extra }, body, 400, pattern);
   });
 });
