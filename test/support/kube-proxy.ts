@@ -242,11 +242,6 @@ export class KubeProxy {
     return this.inFlightCalls.size;
   }
 
-  /** Those calls (for diagnostics). */
-  get upstreamCalls(): readonly ProxyCall[] {
-    return [...this.inFlightCalls];
-  }
-
   async start(): Promise<void> {
     if (this.server !== undefined) throw new Error('kube proxy already started');
     const cluster = this.target.getCurrentCluster();

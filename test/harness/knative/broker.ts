@@ -133,11 +133,6 @@ export class Broker {
     setMaxListeners(0, this.#abort.signal);
   }
 
-  /** The Triggers this Broker routes by. */
-  get triggers(): readonly TriggerSpec[] {
-    return this.#triggers;
-  }
-
   /** Starts the ingress; resolves with its URL. */
   async start(): Promise<string> {
     if (this.#url) return this.#url;

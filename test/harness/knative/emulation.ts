@@ -7,7 +7,7 @@
 //
 //   const knative = createKnativeEmulation({ kubeConfig, clock, subscribers: {
 //     detect: ['http://127.0.0.1:4001'], 'force-drift': [...], 'surface-stalled': [...] } });
-//   await knative.start();           // functions post their events to knative.ingressUrl
+//   await knative.start();           // functions post to knative.broker.ingressUrl
 //   ...; await knative.idle();       // settle between clock steps
 //
 // A system whose subscribers listen only once they know the ingress URL starts in two steps:
@@ -98,11 +98,7 @@ export interface KnativeEmulation {
   readonly broker: Broker;
   /** The ApiServerSource on ArtifactGenerators. */
   readonly apiServerSource: ApiServerSource;
-  /** The ApiServerSource on ExternalArtifacts (components/heal-external-artifacts). */
-  readonly externalArtifactSource: ApiServerSource;
   readonly pings: PingScheduler;
-  /** The Broker ingress URL (K_SINK for the functions); after startBroker(). */
-  readonly ingressUrl: string;
   /** startBroker() then startSources(); stops what started when one fails. */
   start(): Promise<void>;
   /** The ingress first: the functions need its URL, and the sources must not send before. */
@@ -187,11 +183,7 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
   const emulation: KnativeEmulation = {
     broker,
     apiServerSource,
-    externalArtifactSource,
     pings,
-    get ingressUrl() {
-      return broker.ingressUrl;
-    },
     async start() {
       try {
         await emulation.startBroker();

@@ -93,7 +93,6 @@ function sourceMissingMessage(obj: SimAg): string {
 
 export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<ReconcileResult> {
   const { api, knobs } = deps;
-  if (knobs.slowMs > 0) await deps.sleep(knobs.slowMs);
   deps.guard();
   const { namespace, name } = splitKey(key);
   const original = await api.get(namespace, name);
@@ -181,7 +180,6 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     // Step 3: drift check. No drift: return, no condition touched.
     let drift = detectDrift(ag, digest, {
       artifactMissing: knobs.artifactMissing.has(key),
-      externalArtifactsDiffer: knobs.externalArtifactsDiffer.has(key),
     });
     // The last check (detectExternalArtifactsDrift): the objects labelled with the AG's uid must
     // match the inventory. It runs only when a reconcile is asked for: nothing watches them.
@@ -274,7 +272,6 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     });
     removeCondition(conditionsOf(ag), RECONCILING);
     knobs.artifactMissing.delete(key);
-    knobs.externalArtifactsDiffer.delete(key);
     return { outcome: 'Built', drift, requeueAfterMs: REQUEUE_INTERVAL_MS };
   }
 }
