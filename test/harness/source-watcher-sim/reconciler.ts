@@ -45,8 +45,6 @@ export interface ReconcileResult {
   drift?: DriftReason;
   /** Requeue after this many virtual ms (forgets the key's failures). */
   requeueAfterMs?: number;
-  /** Requeue through the rate limiter. */
-  requeue?: boolean;
   /** Any error makes the controller requeue through the rate limiter. */
   error?: Error;
   /** Some conditions request of this reconcile was dropped by fault injection. */
@@ -199,32 +197,28 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     deps.guard();
 
     // Step 5: outcome.
+    const buildFailed = (
+      reason: string,
+      message: string,
+      error: string,
+    ): Omit<ReconcileResult, 'lostConditions'> => {
+      set({ type: READY, status: 'False', reason, message });
+      return { outcome: 'BuildFailed', drift, error: new Error(error) };
+    };
     if (knobs.takeBuild(key, ag.metadata.annotations?.[REQUESTED_AT_ANNOTATION])) {
       honestFailure = true;
-      set({
-        type: READY,
-        status: 'False',
-        reason: REASON_RECONCILIATION_FAILED,
-        message: 'reconciliation failed: etcdserver: request timed out',
-      });
-      return {
-        outcome: 'BuildFailed',
-        drift,
-        error: new Error(`reconcile of ${key} failed (simulated API error)`),
-      };
+      return buildFailed(
+        REASON_RECONCILIATION_FAILED,
+        'reconciliation failed: etcdserver: request timed out',
+        `reconcile of ${key} failed (simulated API error)`,
+      );
     }
     if (knobs.buildFailure.has(key)) {
-      set({
-        type: READY,
-        status: 'False',
-        reason: REASON_BUILD_FAILED,
-        message: 'build failed: simulated build failure',
-      });
-      return {
-        outcome: 'BuildFailed',
-        drift,
-        error: new Error(`build of ${key} failed (simulated)`),
-      };
+      return buildFailed(
+        REASON_BUILD_FAILED,
+        'build failed: simulated build failure',
+        `build of ${key} failed (simulated)`,
+      );
     }
     const inventory = buildInventory(ag, digest);
     // Apply the ExternalArtifacts before the verdict and the inventory are written: for a moment

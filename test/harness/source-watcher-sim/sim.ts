@@ -425,7 +425,7 @@ class Simulator implements SourceWatcherSim {
     });
   }
 
-  /** controller-runtime: error -> rate-limited; RequeueAfter -> forget + delay; Requeue -> rate-limited. */
+  /** controller-runtime: error -> rate-limited; RequeueAfter -> forget + delay; else forget. */
   #requeue(key: AgKey, result: ReconcileResult | undefined, failure: Error | undefined): void {
     if (this.#stopped || this.#knobs.dead) return;
     if (failure || !result || result.error) {
@@ -433,8 +433,6 @@ class Simulator implements SourceWatcherSim {
     } else if (result.requeueAfterMs !== undefined) {
       this.#limiter.forget(key);
       this.#enqueueAfter(key, result.requeueAfterMs);
-    } else if (result.requeue) {
-      this.#enqueueAfter(key, this.#limiter.when(key));
     } else {
       this.#limiter.forget(key);
     }
