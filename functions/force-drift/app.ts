@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import { createFunctionApp } from '../../shared/runtime/function-app.js';
 import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
 import { createPreviousVersions } from '../../shared/runtime/previous-versions.js';
+import { createWarnOnce } from '../../shared/runtime/warn-once.js';
 import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
 import { handleForceDrift } from './handler.js';
 
@@ -10,6 +11,7 @@ export function createApp(deps: ForceDriftDeps, opts: { isReady?: () => boolean 
     ...deps,
     notices: createHistoryNotices(),
     previousVersions: createPreviousVersions(deps.kube),
+    warnOnce: createWarnOnce(),
   };
   return createFunctionApp({
     logger: deps.logger,

@@ -4,6 +4,7 @@ import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import type { HistoryNotices } from '../../shared/runtime/history-notices.js';
 import type { PreviousVersions } from '../../shared/runtime/previous-versions.js';
+import type { WarnOnce } from '../../shared/runtime/warn-once.js';
 
 export interface ForceDriftDeps {
   readonly kube: KubePort;
@@ -17,4 +18,6 @@ export interface ForceDriftRuntime extends ForceDriftDeps {
   readonly notices: HistoryNotices;
   /** The AG versions before a revision, kept by the process (docs/adr/0045). */
   readonly previousVersions: PreviousVersions;
+  /** Trouble that repeats under a storm: warn once per process and cause, debug after. */
+  readonly warnOnce: WarnOnce;
 }

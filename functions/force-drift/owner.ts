@@ -7,14 +7,14 @@
 // removes; forcing it is harmless). Nor does one that cannot be read for transient reasons: under
 // the storm that causes fluxcd/pkg#934 the read fails as often as any other, and holding the force
 // back for it would delay every recovery by a redelivery to spare, at worst, one rebuild of an AG
-// that is about to be deleted (docs/adr/0044). Any other error (403: the install lacks the grant)
-// stops the force.
+// that is about to be deleted (docs/adr/0044); it is logged at warn once per process, at debug
+// after that. Any other error (403: the install lacks the grant) stops the force.
 
 import { controllingPackageSource, isPackageSourceDeleting } from '../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { Logger } from '../../shared/runtime/logger.js';
-import type { ForceDriftDeps } from './deps.js';
+import type { ForceDriftRuntime } from './deps.js';
 
 export interface OwnerCheck {
   /** Starts the read now (no-op when there is no owner or it has started). */
@@ -25,7 +25,11 @@ export interface OwnerCheck {
 
 type Answer = { ok: true; deleting: boolean } | { ok: false; error: unknown };
 
-export function ownerCheck(ag: ArtifactGenerator, deps: ForceDriftDeps, log: Logger): OwnerCheck {
+export function ownerCheck(
+  ag: ArtifactGenerator,
+  deps: ForceDriftRuntime,
+  log: Logger,
+): OwnerCheck {
   const owner = controllingPackageSource(ag);
   let answer: Promise<Answer> | undefined;
   const run = (): Promise<Answer> => {
@@ -35,7 +39,9 @@ export function ownerCheck(ag: ArtifactGenerator, deps: ForceDriftDeps, log: Log
       (e: unknown): Answer => {
         if (isKubeError(e, 'NotFound')) return { ok: true, deleting: false };
         if (isKubeError(e, 'Transient')) {
-          log.warn(
+          deps.warnOnce(
+            'owner-unreadable',
+            log,
             { packageSource: owner, err: e.message },
             'owner PackageSource unreadable; forcing without its deletion check',
           );

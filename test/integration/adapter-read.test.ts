@@ -3,24 +3,19 @@
 // reads. Objects are written with client-node's own CustomObjectsApi, so the adapter is checked
 // against an independent writer.
 
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { createKubeClient } from '../../shared/kube/client.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { KubePort, ListOptions } from '../../shared/kube/port.js';
 import { createTransport } from '../../shared/kube/transport.js';
-import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { AG_RESOURCE as AG } from '../harness/knative/index.js';
+import { ensureNamespace, MERGE_PATCH, testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { failureOf } from '../support/kube-failure.js';
 import { pool } from '../support/raw-kube.js';
 
-const AG = {
-  group: 'source.extensions.fluxcd.io',
-  version: 'v1beta1',
-  plural: 'artifactgenerators',
-};
 const PS = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' };
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 const kubeConfig = testKubeConfig();
 const raw = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -170,31 +165,22 @@ describe('single reads', () => {
   const namespace = uniqueName('read');
   const agName = uniqueName('ag');
   const psName = uniqueName('ps');
+  const PS_READY = {
+    type: 'Ready',
+    status: 'True',
+    reason: 'Succeeded',
+    message: 'ok',
+    lastTransitionTime: '2025-03-04T05:06:07Z',
+    observedGeneration: 1,
+  };
 
   beforeAll(async () => {
     await ensureNamespace(namespace);
     await raw.createNamespacedCustomObject({ ...AG, namespace, body: agBody(namespace, agName) });
     await raw.createClusterCustomObject({ ...PS, body: psBody(psName) });
     await raw.patchClusterCustomObjectStatus(
-      {
-        ...PS,
-        name: psName,
-        body: {
-          status: {
-            conditions: [
-              {
-                type: 'Ready',
-                status: 'True',
-                reason: 'Succeeded',
-                message: 'ok',
-                lastTransitionTime: '2025-03-04T05:06:07Z',
-                observedGeneration: 1,
-              },
-            ],
-          },
-        },
-      },
-      mergePatch,
+      { ...PS, name: psName, body: { status: { conditions: [PS_READY] } } },
+      MERGE_PATCH,
     );
   });
   afterAll(async () => {
@@ -225,16 +211,7 @@ describe('single reads', () => {
     expect(ps.kind).toBe('PackageSource');
     expect(ps.metadata?.name).toBe(psName);
     expect(ps.metadata?.namespace).toBeUndefined();
-    expect(ps.status?.conditions).toEqual([
-      {
-        type: 'Ready',
-        status: 'True',
-        reason: 'Succeeded',
-        message: 'ok',
-        lastTransitionTime: '2025-03-04T05:06:07Z',
-        observedGeneration: 1,
-      },
-    ]);
+    expect(ps.status?.conditions).toEqual([PS_READY]);
   });
 
   it('lists PackageSources', async () => {
@@ -348,13 +325,13 @@ describe('round trip of every field the decision core reads', () => {
     });
     await raw.patchNamespacedCustomObjectStatus(
       { ...AG, namespace, name, body: { status } },
-      mergePatch,
+      MERGE_PATCH,
     );
   });
   afterAll(async () => {
     await raw.patchNamespacedCustomObject(
       { ...AG, namespace, name, body: { metadata: { finalizers: null } } },
-      mergePatch,
+      MERGE_PATCH,
     );
   });
 

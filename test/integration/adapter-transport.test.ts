@@ -88,6 +88,27 @@ class ScriptedServer {
   }
 }
 
+/**
+ * Starts `server` before the tests of the describe it is called in (stopped after them) and
+ * returns the adapter in front of it, the kubeconfig's server at `path` on it.
+ */
+function clientOf(server: ScriptedServer, path = '', requestTimeoutMs?: number): () => KubePort {
+  let kube: KubePort | undefined;
+  beforeAll(async () => {
+    const port = await server.start();
+    kube = createKubeClient({
+      kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}${path}`),
+      fieldManager: FIELD_MANAGER,
+      ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
+    });
+  });
+  afterAll(() => server.stop());
+  return () => {
+    if (kube === undefined) throw new Error('clientOf: used before its beforeAll ran');
+    return kube;
+  };
+}
+
 describe('nobody listening (127.0.0.1:1)', () => {
   const kube = createKubeClient({
     kubeConfig: kubeConfigFor('https://127.0.0.1:1'),
@@ -160,16 +181,7 @@ describe('a server that accepts and never answers', () => {
 
 describe('a server that answers badly', () => {
   const scripted = new ScriptedServer();
-  let kube: KubePort;
-  beforeAll(async () => {
-    const port = await scripted.start();
-    kube = createKubeClient({
-      kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}`),
-      fieldManager: FIELD_MANAGER,
-      requestTimeoutMs: 2_000,
-    });
-  });
-  afterAll(() => scripted.stop());
+  const kube = clientOf(scripted, '', 2_000);
 
   const table: [
     string,
@@ -211,7 +223,7 @@ describe('a server that answers badly', () => {
   ];
   it.each(table)('%s -> %s', async (_name, behaviour, kind, text) => {
     scripted.behaviour = behaviour;
-    const err = await failureOf(kube.getArtifactGenerator(ref));
+    const err = await failureOf(kube().getArtifactGenerator(ref));
     expect(err.kind).toBe(kind);
     expect(err.message).toContain(text);
     expectNoCredentials(err);
@@ -230,30 +242,22 @@ describe('the wire format of every call', () => {
   }
   const seen: Seen[] = [];
   const recorder = new ScriptedServer();
-  let kube: KubePort;
-  beforeAll(async () => {
-    recorder.behaviour = (req, res) => {
-      let text = '';
-      req.on('data', (c: Buffer) => (text += c.toString('utf8')));
-      req.on('end', () => {
-        const url = new URL(req.url ?? '/', 'http://x');
-        seen.push({
-          method: req.method ?? '',
-          path: url.pathname,
-          query: Object.fromEntries(url.searchParams),
-          contentType: req.headers['content-type'],
-          body: text === '' ? undefined : JSON.parse(text),
-        });
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"items":[]}');
+  recorder.behaviour = (req, res) => {
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      seen.push({
+        method: req.method ?? '',
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        contentType: req.headers['content-type'],
+        body: text === '' ? undefined : JSON.parse(text),
       });
-    };
-    const port = await recorder.start();
-    kube = createKubeClient({
-      kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}/prefix/`),
-      fieldManager: FIELD_MANAGER,
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"items":[]}');
     });
-  });
-  afterAll(() => recorder.stop());
+  };
+  const kube = clientOf(recorder, '/prefix/');
 
   const AGS = '/prefix/apis/source.extensions.fluxcd.io/v1beta1';
   const PSS = '/prefix/apis/cozystack.io/v1alpha1/packagesources';
@@ -397,22 +401,14 @@ describe('the wire format of every call', () => {
   ];
   it.each(table)('%s', async (_name, call, expected) => {
     seen.length = 0;
-    await call(kube);
+    await call(kube());
     expect(seen).toEqual([{ body: undefined, ...expected }]);
   });
 });
 
 describe('bad input is refused before anything is sent', () => {
   const scripted = new ScriptedServer();
-  let kube: KubePort;
-  beforeAll(async () => {
-    const port = await scripted.start();
-    kube = createKubeClient({
-      kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}`),
-      fieldManager: FIELD_MANAGER,
-    });
-  });
-  afterAll(() => scripted.stop());
+  const kube = clientOf(scripted);
 
   const bad: [string, (k: KubePort) => Promise<unknown>][] = [
     ['empty AG name', (k) => k.getArtifactGenerator({ namespace: 'ns', name: '' })],
@@ -449,7 +445,7 @@ describe('bad input is refused before anything is sent', () => {
   ];
   it.each(bad)('%s -> InvalidError, no request', async (_name, call) => {
     const before = scripted.requests;
-    const err = await failureOf(call(kube));
+    const err = await failureOf(call(kube()));
     expect(err.kind).toBe('Invalid');
     expect(scripted.requests).toBe(before);
   });

@@ -2,23 +2,18 @@
 // conditions through the subresource, resourceVersion preconditions, schema validation, and the
 // field manager. Objects are created and inspected with client-node's CustomObjectsApi.
 
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/types.js';
 import { createKubeClient } from '../../shared/kube/client.js';
 import { isKubeError } from '../../shared/kube/errors.js';
-import type { KubePort } from '../../shared/kube/port.js';
-import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import type { KubePort, PingSource, WriteOptions } from '../../shared/kube/port.js';
+import { AG_RESOURCE as AG } from '../harness/knative/index.js';
+import { ensureNamespace, MERGE_PATCH, testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { failureOf } from '../support/kube-failure.js';
 
-const AG = {
-  group: 'source.extensions.fluxcd.io',
-  version: 'v1beta1',
-  plural: 'artifactgenerators',
-};
 const PS = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' };
 const PING = { group: 'sources.knative.dev', version: 'v1', plural: 'pingsources' };
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const FIELD_MANAGER = 'adapter-write-test';
 
 const kubeConfig = testKubeConfig();
@@ -147,7 +142,7 @@ describe('status conditions through the subresource', () => {
         ...ref,
         body: { status: { inventory, observedSourcesDigest: 'sha256:11', conditions: [] } },
       },
-      mergePatch,
+      MERGE_PATCH,
     );
     const before = await readAg(ref);
     const conditions = [
@@ -177,7 +172,7 @@ describe('status conditions through the subresource', () => {
     createdPs.push(name);
     await raw.patchClusterCustomObjectStatus(
       { ...PS, name, body: { status: { variants: 'default,extra', conditions: [] } } },
-      mergePatch,
+      MERGE_PATCH,
     );
     const conditions = [condition('Ready', 'Unknown', 'AwaitingSourceWatcherRecovery')];
     const returned = await kube.patchPackageSourceConditions(name, conditions);
@@ -191,7 +186,7 @@ describe('status conditions through the subresource', () => {
     await kube.patchArtifactGeneratorConditions(ref, [condition('Ready', 'True', 'Succeeded')]);
     await raw.patchNamespacedCustomObject(
       { ...AG, ...ref, body: { status: { conditions: [condition('Ready', 'False', 'Nope')] } } },
-      mergePatch,
+      MERGE_PATCH,
     );
     const ag = await kube.getArtifactGenerator(ref);
     expect(ag.status?.conditions).toEqual([condition('Ready', 'True', 'Succeeded')]);
@@ -225,6 +220,31 @@ describe('a stale resourceVersion -> ConflictError on every write kind, nothing 
       bump: () => Promise<unknown>;
     }>;
   }
+  /** The status of an object whose conditions `patch` writes: Ready=True, or stale Ready=False. */
+  const conditionsOf = (
+    read: () => Promise<Obj>,
+    patch: (conditions: Condition[], opts?: WriteOptions) => Promise<unknown>,
+  ): Awaited<ReturnType<Case['setup']>> => ({
+    read: async () => (await read()).status,
+    rv: async () => (await read()).metadata.resourceVersion,
+    bump: () => patch([condition('Ready', 'True', 'Succeeded')]),
+    staleWrite: (rv) => patch([condition('Ready', 'False', 'Stale')], { resourceVersion: rv }),
+  });
+  /** A new PingSource, bumped by a schedule patch; `read` of it and `staleWrite` to its name. */
+  const newPingSource = async (
+    read: (ping: PingSource) => unknown,
+    staleWrite: (name: string, rv: string) => Promise<unknown>,
+  ): Promise<Awaited<ReturnType<Case['setup']>>> => {
+    const name = uniqueName('ping');
+    await kube.createPingSource(namespace, pingBody(name));
+    const get = () => kube.getPingSource(namespace, name);
+    return {
+      read: async () => read(await get()),
+      rv: async () => (await get()).metadata?.resourceVersion ?? '',
+      bump: () => kube.patchPingSource(namespace, name, { spec: { schedule: '1 * * * *' } }),
+      staleWrite: (rv) => staleWrite(name, rv),
+    };
+  };
   const cases: Case[] = [
     {
       name: 'AG annotations',
@@ -243,16 +263,10 @@ describe('a stale resourceVersion -> ConflictError on every write kind, nothing 
       name: 'AG conditions',
       setup: async () => {
         const ref = await createAg();
-        return {
-          read: async () => (await readAg(ref)).status,
-          rv: async () => (await readAg(ref)).metadata.resourceVersion,
-          bump: () =>
-            kube.patchArtifactGeneratorConditions(ref, [condition('Ready', 'True', 'Succeeded')]),
-          staleWrite: (rv) =>
-            kube.patchArtifactGeneratorConditions(ref, [condition('Ready', 'False', 'Stale')], {
-              resourceVersion: rv,
-            }),
-        };
+        return conditionsOf(
+          () => readAg(ref),
+          (conditions, opts) => kube.patchArtifactGeneratorConditions(ref, conditions, opts),
+        );
       },
     },
     {
@@ -260,51 +274,33 @@ describe('a stale resourceVersion -> ConflictError on every write kind, nothing 
       setup: async () => {
         const name = await createPs();
         createdPs.push(name);
-        return {
-          read: async () => (await readPs(name)).status,
-          rv: async () => (await readPs(name)).metadata.resourceVersion,
-          bump: () =>
-            kube.patchPackageSourceConditions(name, [condition('Ready', 'True', 'Succeeded')]),
-          staleWrite: (rv) =>
-            kube.patchPackageSourceConditions(name, [condition('Ready', 'False', 'Stale')], {
-              resourceVersion: rv,
-            }),
-        };
+        return conditionsOf(
+          () => readPs(name),
+          (conditions, opts) => kube.patchPackageSourceConditions(name, conditions, opts),
+        );
       },
     },
     {
       name: 'PingSource patch',
-      setup: async () => {
-        const name = uniqueName('ping');
-        await kube.createPingSource(namespace, pingBody(name));
-        return {
-          read: async () => (await kube.getPingSource(namespace, name)).spec?.schedule,
-          rv: async () =>
-            (await kube.getPingSource(namespace, name)).metadata?.resourceVersion ?? '',
-          bump: () => kube.patchPingSource(namespace, name, { spec: { schedule: '1 * * * *' } }),
-          staleWrite: (rv) =>
+      setup: () =>
+        newPingSource(
+          (ping) => ping.spec?.schedule,
+          (name, rv) =>
             kube.patchPingSource(
               namespace,
               name,
               { spec: { schedule: '2 * * * *' } },
               { resourceVersion: rv },
             ),
-        };
-      },
+        ),
     },
     {
       name: 'PingSource delete',
-      setup: async () => {
-        const name = uniqueName('ping');
-        await kube.createPingSource(namespace, pingBody(name));
-        return {
-          read: async () => (await kube.getPingSource(namespace, name)).metadata?.name,
-          rv: async () =>
-            (await kube.getPingSource(namespace, name)).metadata?.resourceVersion ?? '',
-          bump: () => kube.patchPingSource(namespace, name, { spec: { schedule: '1 * * * *' } }),
-          staleWrite: (rv) => kube.deletePingSource(namespace, name, { resourceVersion: rv }),
-        };
-      },
+      setup: () =>
+        newPingSource(
+          (ping) => ping.metadata?.name,
+          (name, rv) => kube.deletePingSource(namespace, name, { resourceVersion: rv }),
+        ),
     },
   ];
 

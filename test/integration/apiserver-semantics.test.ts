@@ -3,9 +3,8 @@
 
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ArtifactGenerator, Condition } from '../../shared/core/types.js';
+import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/types.js';
 import {
-  AG_VERSION,
   DEFAULT_AG_NAMESPACE,
   MERGE_PATCH,
   PACKAGESOURCE_LABEL,
@@ -24,14 +23,10 @@ import {
   writeArtifactGeneratorStatus,
   writePackageSourceStatus,
 } from '../support/apiserver.js';
+import { AG_RESOURCE as AG } from '../harness/knative/index.js';
 import { startKubeProxy } from '../support/kube-proxy.js';
 import type { KubeProxy } from '../support/kube-proxy.js';
 
-const AG = {
-  group: 'source.extensions.fluxcd.io',
-  version: AG_VERSION,
-  plural: 'artifactgenerators',
-};
 const T0 = '2026-01-01T00:00:00Z';
 
 function ready(overrides: Partial<Condition> = {}): Condition {
@@ -54,6 +49,12 @@ async function statusOfFailure(call: Promise<unknown>): Promise<number | undefin
   }
   throw new Error('expected the call to fail');
 }
+
+/** A raw merge patch of the AG's main resource or of its status subresource. */
+const patchAg = (ref: AgRef, body: object) =>
+  customObjects().patchNamespacedCustomObject({ ...AG, ...ref, body }, MERGE_PATCH);
+const patchAgStatus = (ref: AgRef, body: object) =>
+  customObjects().patchNamespacedCustomObjectStatus({ ...AG, ...ref, body }, MERGE_PATCH);
 
 async function newAg(fixture: Parameters<typeof makeArtifactGenerator>[0] = {}) {
   return createArtifactGenerator(makeArtifactGenerator(fixture));
@@ -102,28 +103,18 @@ describe('test API server: status subresource and generation', () => {
 
     const ref = agRefOf(created);
     await writeArtifactGeneratorStatus(ref, { observedSourcesDigest: 'sha256:real' });
-    await customObjects().patchNamespacedCustomObject(
-      { ...AG, ...ref, body: { status: { observedSourcesDigest: 'sha256:main' } } },
-      MERGE_PATCH,
-    );
+    await patchAg(ref, { status: { observedSourcesDigest: 'sha256:main' } });
     expect((await getArtifactGenerator(ref)).status?.observedSourcesDigest).toBe('sha256:real');
   });
 
   it('ignores metadata and spec sent to the status subresource', async () => {
     const ag = await newAg();
     const ref = agRefOf(ag);
-    await customObjects().patchNamespacedCustomObjectStatus(
-      {
-        ...AG,
-        ...ref,
-        body: {
-          metadata: { annotations: { sneaky: 'yes' } },
-          spec: { sources: [{ alias: 'other', kind: 'Bucket', name: 'other' }] },
-          status: { observedSourcesDigest: 'sha256:x' },
-        },
-      },
-      MERGE_PATCH,
-    );
+    await patchAgStatus(ref, {
+      metadata: { annotations: { sneaky: 'yes' } },
+      spec: { sources: [{ alias: 'other', kind: 'Bucket', name: 'other' }] },
+      status: { observedSourcesDigest: 'sha256:x' },
+    });
     const after = await getArtifactGenerator(ref);
     expect(after.metadata?.annotations?.['sneaky']).toBeUndefined();
     expect(after.spec).toEqual(ag.spec);
@@ -131,32 +122,17 @@ describe('test API server: status subresource and generation', () => {
     expect(after.status?.observedSourcesDigest).toBe('sha256:x');
   });
 
-  it.each<[string, (ref: ReturnType<typeof agRefOf>) => Promise<unknown>, number]>([
+  it.each<[string, (ref: AgRef) => Promise<unknown>, number]>([
     [
       'an annotation write',
       (ref) =>
-        customObjects().patchNamespacedCustomObject(
-          {
-            ...AG,
-            ...ref,
-            body: { metadata: { annotations: { 'reconcile.fluxcd.io/requestedAt': 'x' } } },
-          },
-          MERGE_PATCH,
-        ),
+        patchAg(ref, { metadata: { annotations: { 'reconcile.fluxcd.io/requestedAt': 'x' } } }),
       1,
     ],
     ['a status write', (ref) => writeArtifactGeneratorStatus(ref, { conditions: [ready()] }), 1],
     [
       'a spec change',
-      (ref) =>
-        customObjects().patchNamespacedCustomObject(
-          {
-            ...AG,
-            ...ref,
-            body: { spec: { sources: [{ alias: 'b', kind: 'Bucket', name: 'b' }] } },
-          },
-          MERGE_PATCH,
-        ),
+      (ref) => patchAg(ref, { spec: { sources: [{ alias: 'b', kind: 'Bucket', name: 'b' }] } }),
       2,
     ],
   ])('%s gives generation %i', async (_what, write, generation) => {
@@ -190,17 +166,10 @@ describe('test API server: merge patch semantics', () => {
     const staleRv = ag.metadata?.resourceVersion ?? '';
     await writeArtifactGeneratorStatus(ref, { observedSourcesDigest: 'sha256:first' });
     const code = await statusOfFailure(
-      customObjects().patchNamespacedCustomObjectStatus(
-        {
-          ...AG,
-          ...ref,
-          body: {
-            metadata: { resourceVersion: staleRv },
-            status: { observedSourcesDigest: 'sha256:stale' },
-          },
-        },
-        MERGE_PATCH,
-      ),
+      patchAgStatus(ref, {
+        metadata: { resourceVersion: staleRv },
+        status: { observedSourcesDigest: 'sha256:stale' },
+      }),
     );
     expect(code).toBe(409);
     expect((await getArtifactGenerator(ref)).status?.observedSourcesDigest).toBe('sha256:first');
@@ -209,26 +178,16 @@ describe('test API server: merge patch semantics', () => {
   it('accepts a merge patch with the current resourceVersion', async () => {
     const ag = await newAg();
     const ref = agRefOf(ag);
-    await customObjects().patchNamespacedCustomObject(
-      {
-        ...AG,
-        ...ref,
-        body: {
-          metadata: { resourceVersion: ag.metadata?.resourceVersion, annotations: { a: '1' } },
-        },
-      },
-      MERGE_PATCH,
-    );
+    await patchAg(ref, {
+      metadata: { resourceVersion: ag.metadata?.resourceVersion, annotations: { a: '1' } },
+    });
     expect((await getArtifactGenerator(ref)).metadata?.annotations?.['a']).toBe('1');
   });
 
   it('deletes an annotation with a merge-patch null and keeps the others', async () => {
     const ag = await newAg({ annotations: { keep: 'k', drop: 'd' } });
     const ref = agRefOf(ag);
-    await customObjects().patchNamespacedCustomObject(
-      { ...AG, ...ref, body: { metadata: { annotations: { drop: null } } } },
-      MERGE_PATCH,
-    );
+    await patchAg(ref, { metadata: { annotations: { drop: null } } });
     expect((await getArtifactGenerator(ref)).metadata?.annotations).toEqual({ keep: 'k' });
   });
 
@@ -319,45 +278,26 @@ describe('kube proxy', () => {
 
     expect(missing).toBe(404);
     expect((await getArtifactGenerator(ref)).status?.observedSourcesDigest).toBe('sha256:p');
-    const pick = ({
-      verb,
-      group,
-      resource,
-      subresource,
-      namespace,
-      name,
-      status,
-      clientTag,
-    }: (typeof proxy.calls)[number]) => ({
-      verb,
-      group,
-      resource,
-      subresource,
-      namespace,
-      name,
-      status,
-      clientTag,
-    });
+    // Each call compared on these eight fields.
     const base = { group: AG.group, resource: 'artifactgenerators', namespace: ref.namespace };
-    expect(proxy.calls.map(pick)).toEqual([
-      { ...base, verb: 'create', subresource: '', name: '', status: 201, clientTag: 'detect' },
-      {
-        ...base,
+    const call = (c: object) => expect.objectContaining({ ...base, ...c }) as unknown;
+    expect(proxy.calls).toEqual([
+      call({ verb: 'create', subresource: '', name: '', status: 201, clientTag: 'detect' }),
+      call({
         verb: 'patch',
         subresource: 'status',
         name: ref.name,
         status: 200,
         clientTag: 'detect',
-      },
-      { ...base, verb: 'get', subresource: '', name: ref.name, status: 200, clientTag: 'untagged' },
-      {
-        ...base,
+      }),
+      call({ verb: 'get', subresource: '', name: ref.name, status: 200, clientTag: 'untagged' }),
+      call({
         verb: 'get',
         subresource: '',
         name: expect.stringMatching(/^missing-/),
         status: 404,
         clientTag: 'detect',
-      },
+      }),
     ]);
     expect(proxy.counters({ clientTag: 'detect' })).toEqual({
       'create artifactgenerators': 1,
@@ -426,22 +366,14 @@ describe('kube proxy', () => {
   it('cuts a held call after delayMs (timeout) and delays but forwards a slow one', async () => {
     const ref = agRefOf(await newAg());
     const via = proxy.kubeConfig();
-    proxy.addFault({
-      match: { name: ref.name, verb: 'get' },
-      kind: 'timeout',
-      delayMs: 200,
-      times: 1,
-    });
+    const holdNextGet = (kind: 'timeout' | 'slow') =>
+      proxy.addFault({ match: { name: ref.name, verb: 'get' }, kind, delayMs: 200, times: 1 });
+    holdNextGet('timeout');
     const started = Date.now();
     await expect(getArtifactGenerator(ref, via)).rejects.toThrow();
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
 
-    proxy.addFault({
-      match: { name: ref.name, verb: 'get' },
-      kind: 'slow',
-      delayMs: 200,
-      times: 1,
-    });
+    holdNextGet('slow');
     const slowStart = Date.now();
     expect((await getArtifactGenerator(ref, via)).metadata?.name).toBe(ref.name);
     expect(Date.now() - slowStart).toBeGreaterThanOrEqual(190);

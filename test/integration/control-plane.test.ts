@@ -12,15 +12,11 @@ import {
   testKubeConfig,
   uniqueName,
 } from '../support/apiserver.js';
+import { AG_RESOURCE as AG } from '../harness/knative/index.js';
 import { asFunction, withToken } from '../support/identities.js';
 import { RECOVERY_NAMESPACE } from '../support/manifests.js';
 
 const admin = testKubeConfig();
-const AG = {
-  group: 'source.extensions.fluxcd.io',
-  version: 'v1beta1',
-  plural: 'artifactgenerators',
-};
 
 async function until(what: string, timeoutMs: number, probe: () => Promise<boolean>) {
   const deadline = Date.now() + timeoutMs;

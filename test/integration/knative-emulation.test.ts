@@ -4,7 +4,7 @@
 // deleted at runtime, on a virtual clock, with Knative's jitter and pick-up lag; and the wired
 // emulation routes both through the Triggers in knative/.
 
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   APISERVER_ADD,
@@ -22,11 +22,10 @@ import {
   startEventRecorder,
 } from '../harness/knative/index.js';
 import type { AnyEvent, EventRecorder, KnativeEmulation } from '../harness/knative/index.js';
-import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { ensureNamespace, MERGE_PATCH, testKubeConfig, uniqueName } from '../support/apiserver.js';
 
 const kubeConfig = testKubeConfig();
 const raw = kubeConfig.makeApiClient(CustomObjectsApi);
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const AG = { group: AG_RESOURCE.group, version: AG_RESOURCE.version, plural: AG_RESOURCE.plural };
 const PINGS = { group: 'sources.knative.dev', version: 'v1', plural: 'pingsources' };
 const START = Date.parse('2026-01-01T00:00:00Z');
@@ -90,7 +89,7 @@ async function createPing(namespace: string, name: string, schedule: string): Pr
 async function patchPingSchedule(namespace: string, name: string, schedule: string): Promise<void> {
   await raw.patchNamespacedCustomObject(
     { ...PINGS, namespace, name, body: { spec: { schedule } } },
-    mergePatch,
+    MERGE_PATCH,
   );
 }
 
@@ -171,11 +170,11 @@ describe('ApiServerSource emulation (Resource mode, real watch)', () => {
 
     const patchedOld = (await raw.patchNamespacedCustomObject(
       { ...AG, namespace, name: 'old', body: { metadata: { labels: { touched: 'yes' } } } },
-      mergePatch,
+      MERGE_PATCH,
     )) as Obj;
     const patchedFresh = (await raw.patchNamespacedCustomObject(
       { ...AG, namespace, name: 'fresh', body: { metadata: { annotations: { a: 'b' } } } },
-      mergePatch,
+      MERGE_PATCH,
     )) as Obj;
     await raw.deleteNamespacedCustomObject({ ...AG, namespace, name: 'fresh' });
     await settle();

@@ -2,20 +2,13 @@
 // real test API server on a virtual clock: AGs rebuilding at the same time, each for its own
 // duration, keep Ready Unknown for exactly that long with nothing written in between.
 
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AG_RESOURCE as AG } from '../harness/knative/index.js';
-import { VirtualClock } from '../harness/virtual-clock.js';
-import {
-  createSourceWatcherSim,
-  type SimAg,
-  type SimRequest,
-  type SourceWatcherSim,
-} from '../harness/source-watcher-sim/index.js';
-import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import type { VirtualClock } from '../harness/virtual-clock.js';
+import type { SimRequest, SourceWatcherSim } from '../harness/source-watcher-sim/index.js';
+import { uniqueName } from '../support/apiserver.js';
+import { createSimAg, startSimWorld } from './sim-world.js';
 
 const GLOBAL_BUILD_MS = 1_000;
-const raw = testKubeConfig().makeApiClient(CustomObjectsApi);
 
 let namespace: string;
 let clock: VirtualClock;
@@ -23,21 +16,10 @@ let sim: SourceWatcherSim;
 let requests: SimRequest[];
 
 beforeEach(async () => {
-  namespace = uniqueName('swbt');
-  // kube-apiserver creates nothing in a namespace that does not exist.
-  await ensureNamespace(namespace);
-  clock = new VirtualClock();
-  requests = [];
-  sim = createSourceWatcherSim({
-    kubeConfig: testKubeConfig(),
-    clock,
-    namespace,
+  ({ namespace, clock, sim, requests } = await startSimWorld('swbt', {
     buildTimeMs: GLOBAL_BUILD_MS,
     concurrency: 8,
-    onRequest: (r) => requests.push(r),
-  });
-  clock.setSettle(() => sim.settled());
-  await sim.start();
+  }));
 });
 
 afterEach(async () => {
@@ -45,19 +27,7 @@ afterEach(async () => {
 });
 
 async function healthyAg(name: string): Promise<string> {
-  const created = (await raw.createNamespacedCustomObject({
-    ...AG,
-    namespace,
-    body: {
-      apiVersion: `${AG.group}/${AG.version}`,
-      kind: 'ArtifactGenerator',
-      metadata: { name, namespace },
-      spec: {
-        sources: [{ alias: 'src', kind: 'GitRepository', name: 'repo' }],
-        artifacts: [{ name: 'out', copy: [{ from: '@src/**', to: '@artifact/' }] }],
-      },
-    },
-  })) as SimAg;
+  const created = await createSimAg(namespace, name, ['out']);
   await sim.observed(created.metadata.resourceVersion ?? '');
   await clock.advance(2 * GLOBAL_BUILD_MS);
   await sim.idle();

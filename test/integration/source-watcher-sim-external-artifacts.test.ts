@@ -6,26 +6,20 @@
 // `kubectl patch` leaves it), its server-side apply conflicts and the AG goes
 // Ready=False/ReconciliationFailed and retries without healing, until the object is re-created.
 
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AG_RESOURCE as AG, EA_RESOURCE as EA } from '../harness/knative/index.js';
-import { VirtualClock } from '../harness/virtual-clock.js';
-import {
-  createSourceWatcherSim,
-  type SimAg,
-  type SimRequest,
-  type SourceWatcherSim,
-} from '../harness/source-watcher-sim/index.js';
+import type { VirtualClock } from '../harness/virtual-clock.js';
+import type { SimAg, SimRequest, SourceWatcherSim } from '../harness/source-watcher-sim/index.js';
 import type { EaWrite } from '../harness/source-watcher-sim/ea-api.js';
-import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { MERGE_PATCH as mergePatch, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { createSimAg, deleteSimAgs, startSimWorld } from './sim-world.js';
 
 const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 const BUILD_MS = 1_000;
 const MIN = 60_000;
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-const kubeConfig = testKubeConfig();
-const raw = kubeConfig.makeApiClient(CustomObjectsApi);
+const raw = testKubeConfig().makeApiClient(CustomObjectsApi);
 
 interface Ea {
   metadata: {
@@ -45,36 +39,20 @@ let sim: SourceWatcherSim;
 let order: string[];
 
 beforeEach(async () => {
-  namespace = uniqueName('swea');
-  await ensureNamespace(namespace);
-  clock = new VirtualClock();
   order = [];
-  sim = createSourceWatcherSim({
-    kubeConfig,
-    clock,
-    namespace,
+  ({ namespace, clock, sim } = await startSimWorld('swea', {
     buildTimeMs: BUILD_MS,
     externalArtifacts: true,
     onRequest: (r: SimRequest) => {
       if (r.verb === 'patch') order.push(`ag:${describeAgPatch(r)}`);
     },
     onExternalArtifactWrite: (w: EaWrite) => order.push(`ea:${w.verb}:${w.name}:${w.code}`),
-  });
-  clock.setSettle(() => sim.settled());
-  await sim.start();
+  }));
 });
 
 afterEach(async () => {
   await sim.stop();
-  const list = (await raw.listNamespacedCustomObject({ ...AG, namespace })) as { items: SimAg[] };
-  for (const ag of list.items) {
-    const ref = { namespace, name: ag.metadata.name };
-    await raw.patchNamespacedCustomObject(
-      { ...AG, ...ref, body: { metadata: { finalizers: null } } },
-      mergePatch,
-    );
-    await raw.deleteNamespacedCustomObject({ ...AG, ...ref });
-  }
+  await deleteSimAgs(namespace);
 });
 
 function describeAgPatch(r: SimRequest): string {
@@ -88,22 +66,7 @@ function describeAgPatch(r: SimRequest): string {
 
 async function createAg(artifacts = ['alpha', 'beta']): Promise<{ name: string; uid: string }> {
   const name = uniqueName('ag');
-  const created = (await raw.createNamespacedCustomObject({
-    ...AG,
-    namespace,
-    body: {
-      apiVersion: `${AG.group}/${AG.version}`,
-      kind: 'ArtifactGenerator',
-      metadata: { name, namespace },
-      spec: {
-        sources: [{ alias: 'src', kind: 'GitRepository', name: 'repo' }],
-        artifacts: artifacts.map((a) => ({
-          name: a,
-          copy: [{ from: '@src/**', to: '@artifact/' }],
-        })),
-      },
-    },
-  })) as SimAg;
+  const created = await createSimAg(namespace, name, artifacts);
   await sim.observed(created.metadata.resourceVersion ?? '');
   await clock.advance(5_000);
   return { name, uid: created.metadata.uid ?? '' };

@@ -2,17 +2,13 @@
 // path, the fluxcd/pkg#934 stuck state and why it never heals by itself, what does and does not
 // enqueue an AG, and the failure reasons.
 
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AG_RESOURCE as AG } from '../harness/knative/index.js';
-import { VirtualClock } from '../harness/virtual-clock.js';
-import {
-  createSourceWatcherSim,
-  type SimAg,
-  type SimCondition,
-  type SourceWatcherSim,
-} from '../harness/source-watcher-sim/index.js';
-import { ensureNamespace, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import type { VirtualClock } from '../harness/virtual-clock.js';
+import type { SimAg, SimCondition, SourceWatcherSim } from '../harness/source-watcher-sim/index.js';
+import { MERGE_PATCH as mergePatch, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { createSimAg, deleteSimAgs, startSimWorld } from './sim-world.js';
 
 const FINALIZER = 'source.extensions.fluxcd.io/finalizer';
 const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
@@ -20,10 +16,8 @@ const BUILD_MS = 2_000;
 const HOUR = 60 * 60 * 1000;
 /** Long enough for: finalizer (requeued after 1 ms), build, 750 ms rate-limited error retries. */
 const SETTLE_WINDOW_MS = 10_000;
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-const kubeConfig = testKubeConfig();
-const raw = kubeConfig.makeApiClient(CustomObjectsApi);
+const raw = testKubeConfig().makeApiClient(CustomObjectsApi);
 
 interface Ref {
   namespace: string;
@@ -35,48 +29,19 @@ let clock: VirtualClock;
 let sim: SourceWatcherSim;
 
 beforeEach(async () => {
-  namespace = uniqueName('sws');
-  await ensureNamespace(namespace);
-  clock = new VirtualClock();
-  sim = createSourceWatcherSim({ kubeConfig, clock, namespace, buildTimeMs: BUILD_MS, seed: 7 });
-  clock.setSettle(() => sim.settled());
-  await sim.start();
+  ({ namespace, clock, sim } = await startSimWorld('sws', { buildTimeMs: BUILD_MS, seed: 7 }));
 });
 
 afterEach(async () => {
   await sim.stop();
   // stop() leaves no virtual timer behind.
   expect(clock.pendingTimers).toBe(0);
-  const list = (await raw.listNamespacedCustomObject({ ...AG, namespace })) as { items: SimAg[] };
-  for (const ag of list.items) {
-    const ref = { namespace, name: ag.metadata.name };
-    await raw.patchNamespacedCustomObject(
-      { ...AG, ...ref, body: { metadata: { finalizers: null } } },
-      mergePatch,
-    );
-    await raw.deleteNamespacedCustomObject({ ...AG, ...ref });
-  }
+  await deleteSimAgs(namespace);
 });
-
-function agBody(name: string, artifacts: string[], annotations: Record<string, string> = {}) {
-  return {
-    apiVersion: `${AG.group}/${AG.version}`,
-    kind: 'ArtifactGenerator',
-    metadata: { name, namespace, annotations },
-    spec: {
-      sources: [{ alias: 'src', kind: 'GitRepository', name: 'repo' }],
-      artifacts: artifacts.map((a) => ({ name: a, copy: [{ from: '@src/**', to: '@artifact/' }] })),
-    },
-  };
-}
 
 async function createAg(artifacts = ['alpha', 'beta']): Promise<Ref & { rv: string }> {
   const name = uniqueName('ag');
-  const created = (await raw.createNamespacedCustomObject({
-    ...AG,
-    namespace,
-    body: agBody(name, artifacts),
-  })) as SimAg;
+  const created = await createSimAg(namespace, name, artifacts);
   return { namespace, name, rv: created.metadata.resourceVersion ?? '' };
 }
 
@@ -116,6 +81,16 @@ async function afterWrite(rv: string, windowMs = SETTLE_WINDOW_MS): Promise<void
   await clock.advance(windowMs);
   await sim.settled();
 }
+
+/** Ready=False as force-drift writes it, on `generation`, at `at`. */
+const forcedReady = (generation: number, at: string): SimCondition => ({
+  type: 'Ready',
+  status: 'False',
+  reason: 'SourceWatcherRecoveryForced',
+  message: 'forced',
+  observedGeneration: generation,
+  lastTransitionTime: at,
+});
 
 function cond(ag: SimAg, type: string): SimCondition | undefined {
   return ag.status?.conditions?.find((c) => c.type === type);
@@ -179,11 +154,7 @@ describe('source-watcher simulator: the lost conditions write (fluxcd/pkg#934)',
   ])('$name leaves inventory + digest with Ready Unknown/Progressing', async ({ inject }) => {
     const ref = { namespace, name: uniqueName('ag') };
     inject(sim, ref);
-    const created = (await raw.createNamespacedCustomObject({
-      ...AG,
-      namespace,
-      body: agBody(ref.name, ['alpha']),
-    })) as SimAg;
+    const created = await createSimAg(namespace, ref.name, ['alpha']);
     await afterWrite(created.metadata.resourceVersion ?? '');
 
     const ag = await readAg(ref);
@@ -204,11 +175,7 @@ describe('source-watcher simulator: the lost conditions write (fluxcd/pkg#934)',
   it('is never healed by source-watcher alone; Ready=False + requestedAt is what makes it rebuild', async () => {
     const ref = { namespace, name: uniqueName('ag') };
     sim.loseConditionsWrite(ref);
-    const created = (await raw.createNamespacedCustomObject({
-      ...AG,
-      namespace,
-      body: agBody(ref.name, ['alpha', 'beta']),
-    })) as SimAg;
+    const created = await createSimAg(namespace, ref.name, ['alpha', 'beta']);
     await afterWrite(created.metadata.resourceVersion ?? '');
     const stuckReady = cond(await readAg(ref), 'Ready');
     expect(stuckReady?.status).toBe('Unknown');
@@ -254,14 +221,7 @@ describe('source-watcher simulator: the lost conditions write (fluxcd/pkg#934)',
     // Ready=False on the status subresource alone does not enqueue either.
     sim.keepConditionsWrite(ref);
     await afterWrite(
-      await writeCondition(ref, {
-        type: 'Ready',
-        status: 'False',
-        reason: 'SourceWatcherRecoveryForced',
-        message: 'forced',
-        observedGeneration: ag.metadata.generation ?? 0,
-        lastTransitionTime: '2026-01-01T01:00:00Z',
-      }),
+      await writeCondition(ref, forcedReady(ag.metadata.generation ?? 0, '2026-01-01T01:00:00Z')),
     );
     expect(reconciles()).toBe(before);
     expect(cond(await readAg(ref), 'Ready')?.reason).toBe('SourceWatcherRecoveryForced');
@@ -286,15 +246,6 @@ describe('source-watcher simulator: the lost conditions write (fluxcd/pkg#934)',
 });
 
 describe('source-watcher simulator: what enqueues a healthy AG', () => {
-  const forcedReady = (generation: number): SimCondition => ({
-    type: 'Ready',
-    status: 'False',
-    reason: 'SourceWatcherRecoveryForced',
-    message: 'forced',
-    observedGeneration: generation,
-    lastTransitionTime: '2026-01-01T00:00:05Z',
-  });
-
   it.each([
     {
       name: 'a status-only write',
@@ -311,7 +262,10 @@ describe('source-watcher simulator: what enqueues a healthy AG', () => {
     {
       name: 'Ready=False on the status subresource',
       write: async (ref: Ref) =>
-        writeCondition(ref, forcedReady((await readAg(ref)).metadata.generation ?? 0)),
+        writeCondition(
+          ref,
+          forcedReady((await readAg(ref)).metadata.generation ?? 0, '2026-01-01T00:00:05Z'),
+        ),
       want: [],
     },
     {
@@ -404,11 +358,7 @@ describe('source-watcher simulator: failures', () => {
   ])('$name -> Ready=False $reason', async ({ knob, reason, message, windowMs }) => {
     const ref = { namespace, name: uniqueName('ag') };
     knob(sim, ref);
-    const created = (await raw.createNamespacedCustomObject({
-      ...AG,
-      namespace,
-      body: agBody(ref.name, ['alpha']),
-    })) as SimAg;
+    const created = await createSimAg(namespace, ref.name, ['alpha']);
     await afterWrite(created.metadata.resourceVersion ?? '', windowMs);
     await sim.idle();
     const ag = await readAg(ref);
@@ -424,11 +374,7 @@ describe('source-watcher simulator: failures', () => {
   it('a missing source is retried every 5 s and recovers when the source appears', async () => {
     const ref = { namespace, name: uniqueName('ag') };
     sim.setSourceMissing(ref, true);
-    const created = (await raw.createNamespacedCustomObject({
-      ...AG,
-      namespace,
-      body: agBody(ref.name, ['alpha']),
-    })) as SimAg;
+    const created = await createSimAg(namespace, ref.name, ['alpha']);
     // 0 s finalizer, 0.001 s and 5.001 s source fetch failures.
     await afterWrite(created.metadata.resourceVersion ?? '', 6_000);
     expect(outcomes(ref)).toEqual(['FinalizerAdded', 'SourceFetchFailed', 'SourceFetchFailed']);

@@ -2,7 +2,7 @@
 // alarm writes also with the answer lost after they applied). detect writes only its follow-up
 // alarm PingSource; its end state is that alarm plus the action events it emitted.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { APISERVER_REF_UPDATE, APISERVER_UPDATE, PING } from '../../shared/core/index.js';
 import {
   AG_API_VERSION,
@@ -14,39 +14,23 @@ import {
   agRefOf,
   deleteArtifactGenerator,
   makeArtifactGenerator,
-  testKubeConfig,
   uniqueName,
 } from '../support/apiserver.js';
-import {
-  createAgWithStatus,
-  deleteAllArtifactGenerators,
-  INVENTORY,
-  DIGEST,
-  ready,
-  stuckStatus,
-} from '../support/ag-states.js';
+import { createAgWithStatus, INVENTORY, DIGEST, ready, stuckStatus } from '../support/ag-states.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../support/http-events.js';
-import { type KubeProxy } from '../support/kube-proxy.js';
 import { waitForCachedAg } from './support/cache-wait.js';
 import type { FaultCase } from './support/fault-cases.js';
-import { MatrixTable, type Expectation, type MatrixScenario } from './support/fault-matrix.js';
+import { agGet, MatrixTable } from './support/fault-matrix.js';
+import type { Expectation, MatrixScenario } from './support/fault-matrix.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
-import { functionSuite } from '../support/function-suite.js';
-import { deleteAlarm, readAlarm } from '../support/recovery-alarm.js';
+import { functionFile } from './support/function-file.js';
+import { ALARM_NAMESPACE as ALARM_NS, deleteAlarm, readAlarm } from '../support/recovery-alarm.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueName('rel-dt');
-const ALARM_NS = 'source-watcher-recovery';
-const kc = testKubeConfig();
+// A sweep sees every AG in the cluster; an AG due later would move the alarm the sweep settles.
+const { T0, NS, kc, suite } = functionFile('matrix-detect', 'rel-dt', 'ags');
 const table = new MatrixTable('detect');
-
-beforeAll(async () => {
-  // A sweep sees every AG in the cluster; an AG due later would move the alarm the sweep settles.
-  await deleteAllArtifactGenerators(kc);
-});
-const suite = functionSuite('matrix-detect', kc);
 afterAll(async () => {
   console.log(table.render());
 });
@@ -174,34 +158,20 @@ const alarmWrite = (f: FaultCase): Expectation => {
   };
 };
 
-function scenario(
+/** One call's row: what differs between them, on top of this file's state, env and clean-up. */
+const scenario = (
   call: string,
-  opts: {
-    write: boolean;
-    setup: () => Promise<Ctx>;
-    event: (ctx: Ctx) => ReturnType<typeof cloudEvent>;
-    target: (ctx: Ctx) => {
-      match: NonNullable<Parameters<KubeProxy['addFault']>[0]['match']>;
-      nth?: number;
-    };
-    expect: (f: FaultCase) => Expectation;
-  },
-): MatrixScenario<Ctx> {
-  return {
-    call,
-    write: opts.write,
-    redeliverAdvanceMs: 0,
-    setup: opts.setup,
-    event: opts.event,
-    target: opts.target,
-    env: (ctx) => ({ ALARM_NAME: ctx.alarm }),
-    state,
-    // detect's own invariant (it writes no AG or PackageSource) is checked across all cells below.
-    check: () => Promise.resolve([]),
-    expect: opts.expect,
-    cleanup,
-  };
-}
+  row: Pick<MatrixScenario<Ctx>, 'write' | 'setup' | 'event' | 'target' | 'expect'>,
+): MatrixScenario<Ctx> => ({
+  call,
+  redeliverAdvanceMs: 0,
+  env: (ctx) => ({ ALARM_NAME: ctx.alarm }),
+  state,
+  // detect's own invariant (it writes no AG or PackageSource) is checked across all cells below.
+  check: () => Promise.resolve([]),
+  cleanup,
+  ...row,
+});
 
 defineMatrix({
   env: () => ({ fn: 'detect', proxy: suite.proxy, t0: T0, sinkUrl: suite.sink.url }),
@@ -215,9 +185,7 @@ defineMatrix({
       write: false,
       setup: stuckOnServer,
       event: (ctx) => refEvent(ctx.ref),
-      target: (ctx) => ({
-        match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
-      }),
+      target: agGet(),
       expect: transient,
     }),
     scenario('AG list (sweep)', {

@@ -11,18 +11,10 @@ import {
   formatTimeNano,
   readyOf,
   RESUME_SETTLE_MS,
-  type ActionData,
 } from '../../shared/core/index.js';
 import type { AgRef, ArtifactGenerator, ArtifactGeneratorStatus } from '../../shared/core/types.js';
-import {
-  agRefOf,
-  getArtifactGenerator,
-  testKubeConfig,
-  deleteArtifactGenerator,
-  uniqueName,
-} from '../support/apiserver.js';
+import { agRefOf, getArtifactGenerator, deleteArtifactGenerator } from '../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, stuckStatus } from '../support/ag-states.js';
-import { cloudEvent } from '../support/http-events.js';
 import {
   agViolations,
   attemptHistoryViolations,
@@ -31,7 +23,7 @@ import {
 } from './support/ag-contract.js';
 import { LogCapture } from '../harness/system/log-capture.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
-import { postEvent } from '../support/http-events.js';
+import { actionEvent as detectAction, postEvent } from '../support/http-events.js';
 import { createLogger } from '../../shared/runtime/logger.js';
 import type { FaultCase } from './support/fault-cases.js';
 import {
@@ -41,12 +33,9 @@ import {
   type Stage,
 } from './support/fault-matrix.js';
 import { defineMatrix } from './support/matrix-suite.js';
-import { functionSuite } from '../support/function-suite.js';
+import { functionFile } from './support/function-file.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueName('rel-fd');
-const kc = testKubeConfig();
-const suite = functionSuite('matrix-force-drift', kc);
+const { T0, NS, kc, suite } = functionFile('matrix-force-drift', 'rel-fd', 'nothing');
 const table = new MatrixTable('force-drift');
 /** Past the resume settle time: a claim left without its marker or bump is finished then. */
 const REDELIVER_AFTER_MS = RESUME_SETTLE_MS + 1000;
@@ -78,16 +67,9 @@ async function setup(kind: 'stuck' | 'healthy-tracked'): Promise<Ctx> {
   return { ref: agRefOf(created), created, clear: kind === 'healthy-tracked', history: [] };
 }
 
-function actionEvent(type: string, ag: ArtifactGenerator) {
-  const data: ActionData = {
-    namespace: ag.metadata?.namespace ?? '',
-    name: ag.metadata?.name ?? '',
-    resourceVersion: ag.metadata?.resourceVersion ?? '',
-    attempts: attemptsOf(ag),
-    decidedAt: formatTimeNano(T0),
-  };
-  return cloudEvent({ type, source: '/source-watcher-recovery/detect', data });
-}
+/** detect's action of `type` about `ag`, with the attempts the AG records, decided at T0. */
+const actionEvent = (type: string, ag: ArtifactGenerator) =>
+  detectAction(type, ag, attemptsOf(ag), T0);
 
 async function check(ctx: Ctx, _stage: Stage): Promise<string[]> {
   const ag = await getArtifactGenerator(ctx.ref, kc);

@@ -2,7 +2,7 @@
 // (the PackageSource status write also with the answer lost after it applied). The AG has given
 // up, so the fault-free end state is Ready=False/SourceWatcherStalled on its PackageSource.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   ANNOTATION_ATTEMPTS,
   ANNOTATION_LAST_RECOVERY_AT,
@@ -22,36 +22,25 @@ import {
   getArtifactGenerator,
   getPackageSource,
   makePackageSource,
-  testKubeConfig,
   uniqueName,
 } from '../support/apiserver.js';
-import {
-  createAgWithStatus,
-  deleteAllArtifactGenerators,
-  ready,
-  stuckStatus,
-} from '../support/ag-states.js';
+import { createAgWithStatus, ready, stuckStatus } from '../support/ag-states.js';
 import { agResourceEvent, cloudEvent } from '../support/http-events.js';
-import { type KubeProxy } from '../support/kube-proxy.js';
 import { waitForCachedAg, waitForCachedPs } from './support/cache-wait.js';
-import { deleteAllPackageSources } from './support/cluster.js';
 import type { FaultCase } from './support/fault-cases.js';
-import { MatrixTable, type Expectation, type MatrixScenario } from './support/fault-matrix.js';
+import { agGet, MatrixTable } from './support/fault-matrix.js';
+import type { Expectation, MatrixScenario } from './support/fault-matrix.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
-import { functionSuite } from '../support/function-suite.js';
+import { functionFile } from './support/function-file.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueName('rel-ss');
-const kc = testKubeConfig();
+// The resync lists every AG and PackageSource: keep the cluster to this file's objects.
+const { T0, NS, kc, suite } = functionFile(
+  'matrix-surface-stalled',
+  'rel-ss',
+  'ags-and-packagesources',
+);
 const table = new MatrixTable('surface-stalled');
-
-beforeAll(async () => {
-  // The resync lists every AG and PackageSource: keep the cluster to this file's objects.
-  await deleteAllArtifactGenerators(kc);
-  await deleteAllPackageSources(kc);
-});
-const suite = functionSuite('matrix-surface-stalled', kc);
 afterAll(() => console.log(table.render()));
 
 interface Ctx {
@@ -139,150 +128,132 @@ const readFails = (f: FaultCase): Expectation =>
     ? { status: 200, why: 'slow is just slow' }
     : { status: 503, why: 'nothing written; the redelivery surfaces the verdict' };
 
-function scenario(
+/** One call's row: what differs between them, on top of this file's set-up, state and checks. */
+const scenario = (
   call: string,
-  opts: {
-    write: boolean;
-    event: (ctx: Ctx) => ReturnType<typeof cloudEvent>;
-    target: (ctx: Ctx) => {
-      match: Parameters<KubeProxy['addFault']>[0]['match'] & object;
-      nth?: number;
-    };
-    expect: (f: FaultCase) => Expectation;
-  },
-): MatrixScenario<Ctx> {
-  return {
-    call,
-    write: opts.write,
-    redeliverAdvanceMs: 0,
-    setup,
-    event: opts.event,
-    target: opts.target,
-    state: async (ctx) => normalized(await getPackageSource(ctx.psName, kc), ctx),
-    check,
-    expect: opts.expect,
-    cleanup,
-  };
-}
+  row: Pick<MatrixScenario<Ctx>, 'write' | 'event' | 'target' | 'expect'>,
+): MatrixScenario<Ctx> => ({
+  call,
+  redeliverAdvanceMs: 0,
+  setup,
+  state: async (ctx) => normalized(await getPackageSource(ctx.psName, kc), ctx),
+  check,
+  cleanup,
+  ...row,
+});
 
-describe('calls for one AG event', () => {
+/** The file's matrix over `scenarios`, their cells run together or one at a time. */
+const matrix = (concurrent: boolean, scenarios: readonly MatrixScenario<Ctx>[]) =>
   defineMatrix({
     env: () => ({ fn: 'surface-stalled', proxy: suite.proxy, t0: T0 }),
     table,
-    concurrent: true,
-    scenarios: [
-      scenario('AG get (cached)', {
-        write: false,
-        event: (ctx) => updateEvent(ctx.ag),
-        target: (ctx) => ({
-          match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
-        }),
-        expect: readFails,
-      }),
-      scenario('AG get (fresh, event newer than cache)', {
-        write: false,
-        // The event claims a newer resourceVersion than the cache serves: a fresh read follows.
-        event: (ctx) =>
-          updateEvent({
-            ...ctx.ag,
-            metadata: {
-              ...ctx.ag.metadata,
-              resourceVersion: String(BigInt(ctx.ag.metadata?.resourceVersion ?? '0') + 1000n),
-            },
-          }),
-        target: (ctx) => ({
-          match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
-          nth: 2,
-        }),
-        expect: readFails,
-      }),
-      scenario('PS get (cached)', {
-        write: false,
-        event: (ctx) => updateEvent(ctx.ag),
-        target: (ctx) => ({ match: { verb: 'get', resource: 'packagesources', name: ctx.psName } }),
-        expect: readFails,
-      }),
-      scenario('PS status patch', {
-        write: true,
-        event: (ctx) => updateEvent(ctx.ag),
-        target: (ctx) => ({
-          match: {
-            verb: 'patch',
-            resource: 'packagesources',
-            subresource: 'status',
-            name: ctx.psName,
+    concurrent,
+    scenarios,
+  });
+
+describe('calls for one AG event', () => {
+  matrix(true, [
+    scenario('AG get (cached)', {
+      write: false,
+      event: (ctx) => updateEvent(ctx.ag),
+      target: agGet(),
+      expect: readFails,
+    }),
+    scenario('AG get (fresh, event newer than cache)', {
+      write: false,
+      // The event claims a newer resourceVersion than the cache serves: a fresh read follows.
+      event: (ctx) =>
+        updateEvent({
+          ...ctx.ag,
+          metadata: {
+            ...ctx.ag.metadata,
+            resourceVersion: String(BigInt(ctx.ag.metadata?.resourceVersion ?? '0') + 1000n),
           },
         }),
-        expect: (f) => {
-          if (f.label === 'slow') return { status: 200, why: 'slow is just slow' };
-          if (f.label === '409') {
-            return f.phase === 'before'
-              ? { status: 200, why: 'precondition failed: re-read fresh and written' }
-              : { status: 200, why: 'the write applied: the fresh re-read is in step' };
-          }
-          return { status: 503, why: 'transient: the redelivery writes or finds it in step' };
+      target: agGet(2),
+      expect: readFails,
+    }),
+    scenario('PS get (cached)', {
+      write: false,
+      event: (ctx) => updateEvent(ctx.ag),
+      target: (ctx) => ({ match: { verb: 'get', resource: 'packagesources', name: ctx.psName } }),
+      expect: readFails,
+    }),
+    scenario('PS status patch', {
+      write: true,
+      event: (ctx) => updateEvent(ctx.ag),
+      target: (ctx) => ({
+        match: {
+          verb: 'patch',
+          resource: 'packagesources',
+          subresource: 'status',
+          name: ctx.psName,
         },
       }),
-      {
-        // Issue 15: the verdict's Event fails in every way; the verdict is written all the same.
-        ...scenario('Event create (SourceWatcherStalled)', {
-          write: true,
-          event: (ctx) => updateEvent(ctx.ag),
-          target: () => ({
-            match: { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: NS },
-          }),
-          expect: () => ({
-            status: 200,
-            why: 'best effort: the verdict is written; a failed Event write never changes the answer',
-          }),
-        }),
-        env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
+      expect: (f) => {
+        if (f.label === 'slow') return { status: 200, why: 'slow is just slow' };
+        if (f.label === '409') {
+          return f.phase === 'before'
+            ? { status: 200, why: 'precondition failed: re-read fresh and written' }
+            : { status: 200, why: 'the write applied: the fresh re-read is in step' };
+        }
+        return { status: 503, why: 'transient: the redelivery writes or finds it in step' };
       },
-      {
-        // The verdict's Event regarding the PackageSource (cluster-scoped: in `default`).
-        ...scenario('Event create on the PackageSource (default)', {
-          write: true,
-          event: (ctx) => updateEvent(ctx.ag),
-          target: () => ({
-            match: {
-              group: 'events.k8s.io',
-              resource: 'events',
-              verb: 'create',
-              namespace: 'default',
-            },
-          }),
-          expect: () => ({
-            status: 200,
-            why: 'best effort: the verdict is written; a failed Event write never changes the answer',
-          }),
+    }),
+    {
+      // Issue 15: the verdict's Event fails in every way; the verdict is written all the same.
+      ...scenario('Event create (SourceWatcherStalled)', {
+        write: true,
+        event: (ctx) => updateEvent(ctx.ag),
+        target: () => ({
+          match: { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: NS },
         }),
-        env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
-      },
-    ],
-  });
+        expect: () => ({
+          status: 200,
+          why: 'best effort: the verdict is written; a failed Event write never changes the answer',
+        }),
+      }),
+      env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
+    },
+    {
+      // The verdict's Event regarding the PackageSource (cluster-scoped: in `default`).
+      ...scenario('Event create on the PackageSource (default)', {
+        write: true,
+        event: (ctx) => updateEvent(ctx.ag),
+        target: () => ({
+          match: {
+            group: 'events.k8s.io',
+            resource: 'events',
+            verb: 'create',
+            namespace: 'default',
+          },
+        }),
+        expect: () => ({
+          status: 200,
+          why: 'best effort: the verdict is written; a failed Event write never changes the answer',
+        }),
+      }),
+      env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
+    },
+  ]);
 });
 
 // The resync sees every pair in the cluster: its cells run one at a time.
 describe('calls of the resync', () => {
-  defineMatrix({
-    env: () => ({ fn: 'surface-stalled', proxy: suite.proxy, t0: T0 }),
-    table,
-    concurrent: false,
-    scenarios: [
-      scenario('AG list (resync)', {
-        write: false,
-        event: resyncEvent,
-        target: () => ({ match: { verb: 'list', resource: 'artifactgenerators' } }),
-        expect: readFails,
-      }),
-      scenario('PS list (resync)', {
-        write: false,
-        event: resyncEvent,
-        target: () => ({ match: { verb: 'list', resource: 'packagesources' } }),
-        expect: readFails,
-      }),
-    ],
-  });
+  matrix(false, [
+    scenario('AG list (resync)', {
+      write: false,
+      event: resyncEvent,
+      target: () => ({ match: { verb: 'list', resource: 'artifactgenerators' } }),
+      expect: readFails,
+    }),
+    scenario('PS list (resync)', {
+      write: false,
+      event: resyncEvent,
+      target: () => ({ match: { verb: 'list', resource: 'packagesources' } }),
+      expect: readFails,
+    }),
+  ]);
 });
 
 describe('across every cell', () => {

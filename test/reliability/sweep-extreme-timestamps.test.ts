@@ -2,10 +2,10 @@
 // 9999-12-31T23:59:59Z) must not break detect's sweep: it still answers 2xx (the API server is
 // healthy) and still programs the follow-up alarm for the AG that is really due.
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PING } from '../../shared/core/index.js';
 import type { Condition } from '../../shared/core/types.js';
-import { testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { uniqueName } from '../support/apiserver.js';
 import {
   createAgWithStatus,
   deleteAllArtifactGenerators,
@@ -15,18 +15,10 @@ import {
 } from '../support/ag-states.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
 import { cloudEvent, postEvent } from '../support/http-events.js';
-import { functionSuite } from '../support/function-suite.js';
-import { readAlarm } from '../support/recovery-alarm.js';
+import { functionFile } from './support/function-file.js';
+import { ALARM_NAMESPACE as ALARM_NS, readAlarm } from '../support/recovery-alarm.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueName('rel-xt');
-const ALARM_NS = 'source-watcher-recovery';
-const kc = testKubeConfig();
-
-beforeAll(async () => {
-  await deleteAllArtifactGenerators(kc);
-});
-const suite = functionSuite('extreme', kc);
+const { T0, NS, kc, suite } = functionFile('extreme', 'rel-xt', 'ags');
 afterAll(() => deleteAllArtifactGenerators(kc));
 
 const waiting = (since: string): Condition => ({

@@ -5,18 +5,14 @@
 
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  ACTION_FORCE,
   ANNOTATION_ATTEMPTS,
   APISERVER_UPDATE,
-  PING,
   SIGNAL_LOST_WRITE,
-  formatTimeNano,
   readyOf,
   type ActionData,
 } from '../../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../../shared/core/types.js';
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
-import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
+import { agRefOf, getArtifactGenerator } from '../../support/apiserver.js';
 import {
   createAgWithStatus,
   deleteAllArtifactGenerators,
@@ -24,16 +20,13 @@ import {
   stuckStatus,
 } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
-import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
+import { agResourceEvent, postEvent } from '../../support/http-events.js';
 import { type CallMatch, type KubeProxy } from '../../support/kube-proxy.js';
-import { functionSuite } from '../../support/function-suite.js';
+import { functionFile, resyncPing } from './suite-kit.js';
 import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = 'source-watcher-recovery';
+const { T0, kc, suite, ...file } = functionFile('degraded');
 const GRACE_MS = 30_000; // testConfig's time rule
-const kc = testKubeConfig();
-const suite = functionSuite('degraded');
 const { startDetect } = suite;
 const startForceDrift = (clock: SettableClock, logger?: Logger) =>
   suite.startForceDrift(clock, logger !== undefined ? { logger } : {});
@@ -71,30 +64,6 @@ function capturingLogger(name: string): { logger: Logger; lines: LogLine[] } {
   return { logger, lines };
 }
 
-const forcesFor = (ag: ArtifactGenerator) =>
-  suite.sink.events.filter(
-    (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
-  );
-
-function forceEvent(ag: ArtifactGenerator) {
-  const data: ActionData = {
-    namespace: ag.metadata?.namespace ?? '',
-    name: ag.metadata?.name ?? '',
-    resourceVersion: ag.metadata?.resourceVersion ?? '',
-    attempts: 0,
-    decidedAt: formatTimeNano(T0),
-    signal: SIGNAL_LOST_WRITE,
-  };
-  return cloudEvent({ type: ACTION_FORCE, source: '/source-watcher-recovery/detect', data });
-}
-
-const resync = () =>
-  cloudEvent({
-    type: PING,
-    source: `/apis/v1/namespaces/${NS}/pingsources/resync`,
-    data: { purpose: 'resync' },
-  });
-
 describe('detect, event path: a history read that fails is "no signal", and the follow-up is armed first', () => {
   it.each<[string, Parameters<KubeProxy['addFault']>[0]['kind'], number | undefined, number]>([
     ['410 (compacted)', 'status', 410, 200],
@@ -119,7 +88,7 @@ describe('detect, event path: a history read that fails is "no signal", and the 
         status: answer,
         result: answer === 200 ? 'healthy' : 'history',
       });
-      expect(forcesFor(last)).toHaveLength(0);
+      expect(file.forcesFor(last)).toHaveLength(0);
       // Ready Unknown since T0: the time rule's follow-up, 1 ms after the grace, in whole seconds.
       expect((await readAlarm(kc))?.moment).toBe(T0 + GRACE_MS + 1_000);
     },
@@ -131,7 +100,9 @@ describe('detect, event path: a history read that fails is "no signal", and the 
     suite.proxy.addFault({ kind: 'status', status: 429, times: 1, match: historyRead('detect') });
     expect((await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE))).status).toBe(503);
     expect((await postEvent(d.url, agResourceEvent(last, APISERVER_UPDATE))).status).toBe(200);
-    expect(forcesFor(last).map((e) => (e.data as ActionData).signal)).toEqual([SIGNAL_LOST_WRITE]);
+    expect(file.forcesFor(last).map((e) => (e.data as ActionData).signal)).toEqual([
+      SIGNAL_LOST_WRITE,
+    ]);
   });
 
   it('warns once per process and cause, then logs at debug', async () => {
@@ -164,9 +135,7 @@ describe('detect, event path: a history read that fails is "no signal", and the 
 
 describe('detect, sweep: history reads have a budget', () => {
   it('after the first transient failure the rest of the sweep skips history; every AG is still evaluated', async () => {
-    await deleteAllArtifactGenerators(kc);
-    const clock = new SettableClock(T0 + 40_000);
-    const d = await startDetect(clock);
+    const { d } = await file.detectOnEmptyCluster(T0 + 40_000);
     // Three candidates inside the grace period (Ready Unknown for 10 s, outputs saved), and one
     // that the time rule calls stuck.
     const pending = await Promise.all(
@@ -178,13 +147,13 @@ describe('detect, sweep: history reads have a budget', () => {
       status: 500,
       match: historyRead('detect'),
     });
-    expect(await postEvent(d.url, resync())).toMatchObject({
+    expect(await postEvent(d.url, resyncPing())).toMatchObject({
       status: 200,
       body: { result: 'swept' },
     });
     expect(fault.applied).toBe(1);
     expect(suite.proxy.count(historyRead('detect'))).toBe(1);
-    expect(forcesFor(stuck)).toHaveLength(1);
+    expect(file.forcesFor(stuck)).toHaveLength(1);
     expect((await readAlarm(kc))?.moment).toBe(T0 + 61_000);
     expect(pending).toHaveLength(3);
   });
@@ -204,10 +173,10 @@ describe('detect, sweep: history reads have a budget', () => {
       match: { clientTag: 'detect', verb: 'list' },
     });
     const started = Date.now();
-    const res = await postEvent(d.url, resync());
+    const res = await postEvent(d.url, resyncPing());
     const tookMs = Date.now() - started;
     expect(res).toMatchObject({ status: 503, body: { result: 'sweep-budget' } });
-    expect(forcesFor(stuck)).toHaveLength(0);
+    expect(file.forcesFor(stuck)).toHaveLength(0);
     // No history read was started after the page (a fifth of the budget had passed).
     expect(suite.proxy.count(historyRead('detect'))).toBe(0);
     expect((await readAlarm(kc))?.moment).toBe(T0 + 61_000);
@@ -229,12 +198,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
       inProgress.status ?? {},
       kc,
     );
-    const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    suite.proxy.clearCalls();
-    expect(await postEvent(f.url, forceEvent(building))).toMatchObject({
-      status: 200,
-      body: { result: 'nothing-to-do' },
-    });
+    await file.expectForceAnswer(building, true, 'nothing-to-do');
     const after = await getArtifactGenerator(agRefOf(building), kc);
     expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBeUndefined();
     expect(readyOf(after)?.status).toBe('Unknown');
@@ -248,12 +212,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
 
   it('a true signal forces: one history read more than a time-rule force (P5)', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    suite.proxy.clearCalls();
-    expect(await postEvent(f.url, forceEvent(last))).toMatchObject({
-      status: 200,
-      body: { result: 'forced' },
-    });
+    await file.expectForceAnswer(last, true, 'forced');
     expect(suite.proxy.count({ clientTag: 'force-drift', resource: 'artifactgenerators' })).toBe(5);
     expect(
       (await getArtifactGenerator(agRefOf(last), kc)).metadata?.annotations?.[ANNOTATION_ATTEMPTS],
@@ -268,7 +227,7 @@ describe('force-drift: verifies a signalled force with its own history read', ()
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
     suite.proxy.addFault({ kind: 'status', status, match: historyRead('force-drift') });
-    expect(await postEvent(f.url, forceEvent(last))).toMatchObject({
+    expect(await postEvent(f.url, file.forceEvent(last, true))).toMatchObject({
       status: answer,
       body: { result },
     });

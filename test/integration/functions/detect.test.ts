@@ -7,8 +7,6 @@ import {
   ACTION_FORCE,
   ACTION_STALLED,
   ANNOTATION_ATTEMPTS,
-  ANNOTATION_LAST_RECOVERY_AT,
-  ANNOTATION_REQUESTED_AT,
   APISERVER_ADD,
   APISERVER_DELETE,
   APISERVER_REF_UPDATE,
@@ -16,10 +14,9 @@ import {
   PING,
   REASON_FORCED,
   cronFor,
-  formatTimeNano,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { agRefOf, testKubeConfig } from '../../support/apiserver.js';
+import { agRefOf } from '../../support/apiserver.js';
 import {
   createAgWithStatus,
   deleteAllArtifactGenerators,
@@ -29,14 +26,15 @@ import {
 } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionSuite } from '../../support/function-suite.js';
-import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
+import { functionFile, resyncPing, trackingAnnotations } from './suite-kit.js';
+import {
+  ALARM_NAME,
+  ALARM_NAMESPACE,
+  deleteAlarm,
+  readAlarm,
+} from '../../support/recovery-alarm.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = 'source-watcher-recovery';
-const ALARM = 'recovery-alarm';
-const kc = testKubeConfig();
-const suite = functionSuite('detect');
+const { T0, kc, suite, ...file } = functionFile('detect');
 const { startDetect } = suite;
 
 beforeEach(async () => {
@@ -61,12 +59,6 @@ function agEvent(type: string, ag: ArtifactGenerator) {
   });
 }
 
-const tracked = (attempts: number, last: number, bumped = true): Record<string, string> => ({
-  [ANNOTATION_ATTEMPTS]: String(attempts),
-  [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(last),
-  ...(bumped ? { [ANNOTATION_REQUESTED_AT]: formatTimeNano(last) } : {}),
-});
-
 describe('detect: AG events', () => {
   it('the no-op path: a healthy AG without tracking makes no API call and emits nothing', async () => {
     const clock = new SettableClock(T0 + 60_000);
@@ -85,21 +77,21 @@ describe('detect: AG events', () => {
     [
       'healthy again with tracking left',
       healthyStatus(T0 + 100_000),
-      tracked(2, T0 + 60_000),
+      trackingAnnotations(2, T0 + 60_000),
       T0 + 120_000,
       ACTION_CLEAR_TRACKING,
     ],
     [
       'the last window has closed',
       { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
-      tracked(5, T0),
+      trackingAnnotations(5, T0),
       T0 + 241_000,
       ACTION_STALLED,
     ],
     [
       'a claimed force never finished (resume)',
       stuckStatus(T0),
-      tracked(1, T0 + 31_000, false),
+      trackingAnnotations(1, T0 + 31_000, false),
       T0 + 45_000,
       ACTION_FORCE,
     ],
@@ -218,14 +210,14 @@ describe('detect: follow-up alarm', () => {
     [
       'a backoff window (attempt 2: 60 s)',
       stuckStatus(T0 + 32_000),
-      tracked(2, T0 + 30_000),
+      trackingAnnotations(2, T0 + 30_000),
       T0 + 40_000,
       T0 + 90_000,
     ],
     [
       'the final window (attempt 5: 4 m)',
       { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0 + 5_000)] },
-      tracked(5, T0 + 5_000),
+      trackingAnnotations(5, T0 + 5_000),
       T0 + 60_000,
       T0 + 245_000,
     ],
@@ -278,24 +270,15 @@ describe('detect: follow-up alarm', () => {
 });
 
 describe('detect: sweep (resync or alarm ping)', () => {
-  const resync = () =>
-    cloudEvent({
-      type: PING,
-      source: `/apis/v1/namespaces/${NS}/pingsources/resync`,
-      data: { purpose: 'resync' },
-    });
-
   it('lists every AG page by page, emits what is due, and programs the alarm to the earliest due time', async () => {
-    await deleteAllArtifactGenerators(kc);
-    const clock = new SettableClock(T0 + 40_000);
-    const d = await startDetect(clock);
+    const { d } = await file.detectOnEmptyCluster(T0 + 40_000);
     const healthy = await Promise.all(
       Array.from({ length: 5 }, () => createAgWithStatus(kc, healthyStatus(T0))),
     );
     const stuck = await createAgWithStatus(kc, stuckStatus(T0));
     const pending = await createAgWithStatus(kc, stuckStatus(T0 + 30_000));
     suite.proxy.clearCalls();
-    expect(await postEvent(d.url, resync())).toMatchObject({
+    expect(await postEvent(d.url, resyncPing())).toMatchObject({
       status: 200,
       body: { result: 'swept' },
     });
@@ -320,9 +303,7 @@ describe('detect: sweep (resync or alarm ping)', () => {
   });
 
   it('removes the alarm after it fired when nothing is due (no orphan), and keeps no alarm on an idle cluster', async () => {
-    await deleteAllArtifactGenerators(kc);
-    const clock = new SettableClock(T0 + 10_000);
-    const d = await startDetect(clock);
+    const { clock, d } = await file.detectOnEmptyCluster(T0 + 10_000);
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
     await postEvent(d.url, agEvent(APISERVER_UPDATE, ag));
     expect((await readAlarm(kc))?.moment).toBe(T0 + 31_000);
@@ -338,22 +319,21 @@ describe('detect: sweep (resync or alarm ping)', () => {
       d.url,
       cloudEvent({
         type: PING,
-        source: `/apis/v1/namespaces/${NS}/pingsources/${ALARM}`,
+        source: `/apis/v1/namespaces/${ALARM_NAMESPACE}/pingsources/${ALARM_NAME}`,
         data: { purpose: 'follow-up' },
       }),
     );
     expect(await readAlarm(kc)).toBeNull();
     // The idle resync writes nothing.
     suite.proxy.clearCalls();
-    await postEvent(d.url, resync());
+    await postEvent(d.url, resyncPing());
     expect(
       suite.proxy.count({ clientTag: 'detect', verb: ['create', 'patch', 'update', 'delete'] }),
     ).toBe(0);
   });
 
   it('over 1,200 AGs: one list call per 500', async () => {
-    await deleteAllArtifactGenerators(kc);
-    const d = await startDetect(new SettableClock(T0 + 60_000));
+    const { d } = await file.detectOnEmptyCluster(T0 + 60_000);
     const { createArtifactGenerator, makeArtifactGenerator } =
       await import('../../support/apiserver.js');
     const queue = Array.from({ length: 1201 }, (_, i) => i);
@@ -364,7 +344,7 @@ describe('detect: sweep (resync or alarm ping)', () => {
       }),
     );
     suite.proxy.clearCalls();
-    expect((await postEvent(d.url, resync())).status).toBe(200);
+    expect((await postEvent(d.url, resyncPing())).status).toBe(200);
     expect(suite.proxy.count({ clientTag: 'detect', verb: 'list' })).toBe(3);
     expect(suite.sink.events).toHaveLength(0);
     await deleteAllArtifactGenerators(kc);

@@ -10,7 +10,6 @@ import {
   ANNOTATION_ATTEMPTS,
   ANNOTATION_REQUESTED_AT,
   APISERVER_UPDATE,
-  formatTimeNano,
   readyOf,
   REASON_FORCED,
   SIGNAL_LOST_WRITE,
@@ -20,21 +19,16 @@ import type { ArtifactGenerator } from '../../../shared/core/types.js';
 import { createKubeClient } from '../../../shared/kube/client.js';
 import {
   agRefOf,
-  customObjects,
   getArtifactGenerator,
-  MERGE_PATCH,
-  testKubeConfig,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { rebuildAg } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionSuite } from '../../support/function-suite.js';
+import { functionFile, patchAgMetadata, resyncPing } from './suite-kit.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const kc = testKubeConfig();
-const suite = functionSuite('early');
+const { T0, kc, suite, ...file } = functionFile('early');
 const { startDetect, startForceDrift } = suite;
 
 // detect armed its follow-up alarm for the honest builds in progress: leave no alarm behind.
@@ -48,23 +42,6 @@ beforeEach(() => {
 function updateEvent(ag: ArtifactGenerator) {
   return agResourceEvent(ag, APISERVER_UPDATE, 'https://127.0.0.1:6443');
 }
-
-function forceEvent(ag: ArtifactGenerator, signal: boolean) {
-  const data: ActionData = {
-    namespace: ag.metadata?.namespace ?? '',
-    name: ag.metadata?.name ?? '',
-    resourceVersion: ag.metadata?.resourceVersion ?? '',
-    attempts: 0,
-    decidedAt: formatTimeNano(T0),
-    ...(signal ? { signal: SIGNAL_LOST_WRITE } : {}),
-  };
-  return cloudEvent({ type: ACTION_FORCE, source: '/source-watcher-recovery/detect', data });
-}
-
-const forcesFor = (ag: ArtifactGenerator) =>
-  suite.sink.events.filter(
-    (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
-  );
 
 describe('adapter: an AG version just before another', () => {
   const port = () =>
@@ -150,7 +127,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     for (const v of versions.slice(1)) {
       expect((await postEvent(d.url, updateEvent(v))).status).toBe(200);
     }
-    const forces = forcesFor(last);
+    const forces = file.forcesFor(last);
     expect(forces).toHaveLength(1);
     expect(forces[0]?.data).toMatchObject({
       resourceVersion: last.metadata?.resourceVersion,
@@ -169,7 +146,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     for (const v of versions.slice(1)) {
       expect((await postEvent(d.url, updateEvent(v))).status).toBe(200);
     }
-    expect(forcesFor(last)).toHaveLength(0);
+    expect(file.forcesFor(last)).toHaveLength(0);
   });
 
   it('finds the signal whatever the order and number of deliveries', async () => {
@@ -177,7 +154,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     const d = await startDetect(new SettableClock(T0 + 1_000));
     const deliveries = [...versions.slice(1)].reverse().flatMap((v) => [v, v]);
     for (const v of deliveries) await postEvent(d.url, updateEvent(v));
-    const forces = forcesFor(last);
+    const forces = file.forcesFor(last);
     expect(forces).toHaveLength(2); // the stuck version, delivered twice; force-drift dedups
     expect(new Set(forces.map((e) => (e.data as ActionData).resourceVersion))).toEqual(
       new Set([last.metadata?.resourceVersion]),
@@ -187,13 +164,11 @@ describe('detect: the lost write itself, seconds after it happened', () => {
   it('finds it in a sweep when the event was lost', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const d = await startDetect(new SettableClock(T0 + 1_000));
-    const ping = cloudEvent({
-      type: 'dev.knative.sources.ping',
-      source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
-      data: {},
-    });
+    const ping = resyncPing({});
     expect((await postEvent(d.url, ping)).status).toBe(200);
-    expect(forcesFor(last).map((e) => (e.data as ActionData).signal)).toEqual([SIGNAL_LOST_WRITE]);
+    expect(file.forcesFor(last).map((e) => (e.data as ActionData).signal)).toEqual([
+      SIGNAL_LOST_WRITE,
+    ]);
   });
 
   it('with RECOVERY_EARLY_DETECTION=off reads no history and waits for the time rule', async () => {
@@ -203,7 +178,7 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     });
     suite.proxy.clearCalls();
     for (const v of versions.slice(1)) await postEvent(d.url, updateEvent(v));
-    expect(forcesFor(last)).toHaveLength(0);
+    expect(file.forcesFor(last)).toHaveLength(0);
     expect(suite.proxy.count({ clientTag: 'detect', verb: 'list' })).toBe(0);
   });
 
@@ -218,21 +193,16 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     });
     expect((await postEvent(d.url, updateEvent(last))).status).toBe(503);
     expect(fault.applied).toBe(1);
-    expect(forcesFor(last)).toHaveLength(0);
+    expect(file.forcesFor(last)).toHaveLength(0);
     expect((await postEvent(d.url, updateEvent(last))).status).toBe(200);
-    expect(forcesFor(last)).toHaveLength(1);
+    expect(file.forcesFor(last)).toHaveLength(1);
   });
 });
 
 describe('force-drift: the signal holds on the version it was proved on', () => {
   it('forces attempt 1 within the grace period when the AG is still that version', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    suite.proxy.clearCalls();
-    expect(await postEvent(f.url, forceEvent(last, true))).toMatchObject({
-      status: 200,
-      body: { result: 'forced' },
-    });
+    await file.expectForceAnswer(last, true, 'forced');
     const ag = await getArtifactGenerator(agRefOf(last), kc);
     expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
     expect(ag.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeDefined();
@@ -250,21 +220,8 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     // A label edit after the lost write: the AG's version just before the one force-drift reads
     // has the same outputs, so force-drift's own check finds no signal.
-    await customObjects(kc).patchNamespacedCustomObject(
-      {
-        group: 'source.extensions.fluxcd.io',
-        version: 'v1beta1',
-        plural: 'artifactgenerators',
-        ...agRefOf(last),
-        body: { metadata: { labels: { 'edited.example.com/by': 'someone' } } },
-      },
-      MERGE_PATCH,
-    );
-    const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    expect(await postEvent(f.url, forceEvent(last, true))).toMatchObject({
-      status: 200,
-      body: { result: 'nothing-to-do' },
-    });
+    await patchAgMetadata(kc, agRefOf(last), { labels: { 'edited.example.com/by': 'someone' } });
+    await file.expectForceAnswer(last, true, 'nothing-to-do');
     const ag = await getArtifactGenerator(agRefOf(last), kc);
     expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBeUndefined();
     expect(readyOf(ag)?.status).toBe('Unknown');
@@ -272,11 +229,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
 
   it('does nothing without the signal before the grace period', async () => {
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
-    const f = await startForceDrift(new SettableClock(T0 + 1_000));
-    expect(await postEvent(f.url, forceEvent(last, false))).toMatchObject({
-      status: 200,
-      body: { result: 'nothing-to-do' },
-    });
+    await file.expectForceAnswer(last, false, 'nothing-to-do');
     expect(
       (await getArtifactGenerator(agRefOf(last), kc)).metadata?.annotations?.[ANNOTATION_ATTEMPTS],
     ).toBeUndefined();
@@ -286,7 +239,7 @@ describe('force-drift: the signal holds on the version it was proved on', () => 
     const { last } = await rebuildAg(kc, { at: T0, lose: true });
     const f = await startForceDrift(new SettableClock(T0 + 1_000));
     suite.proxy.clearCalls();
-    const bad = forceEvent(last, true);
+    const bad = file.forceEvent(last, true);
     const answer = await postEvent(
       f.url,
       cloudEvent({

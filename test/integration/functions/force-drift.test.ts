@@ -15,8 +15,8 @@ import {
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
 import {
   agRefOf,
+  customObjects,
   getArtifactGenerator,
-  testKubeConfig,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import {
@@ -27,17 +27,16 @@ import {
   stuckStatus,
 } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
+import { AG_RESOURCE as AG } from '../../harness/knative/index.js';
 import {
   actionEvent as sharedActionEvent,
   cloudEvent,
   postEvent,
   type Mode,
 } from '../../support/http-events.js';
-import { functionSuite } from '../../support/function-suite.js';
+import { functionFile, patchAgMetadata, trackingAnnotations } from './suite-kit.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const kc = testKubeConfig();
-const suite = functionSuite('force-drift');
+const { T0, kc, suite } = functionFile('force-drift');
 const { startForceDrift } = suite;
 
 afterEach(() => {
@@ -98,11 +97,7 @@ describe('force-drift: force', () => {
       kc,
       { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0 + 90_000)] },
       {
-        annotations: {
-          [ANNOTATION_ATTEMPTS]: '1',
-          [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 90_000),
-          [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 90_000),
-        },
+        annotations: trackingAnnotations(1, T0 + 90_000),
       },
     );
     const answer = await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 1));
@@ -116,11 +111,7 @@ describe('force-drift: force', () => {
     const clock = new SettableClock(last + 30_000);
     const fd = await startForceDrift(clock);
     const ag = await createAgWithStatus(kc, stuckStatus(last + 1000), {
-      annotations: {
-        [ANNOTATION_ATTEMPTS]: '1',
-        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(last),
-        [ANNOTATION_REQUESTED_AT]: formatTimeNano(last),
-      },
+      annotations: trackingAnnotations(1, last),
     });
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 1))).body).toEqual({
       result: 'forced',
@@ -137,11 +128,7 @@ describe('force-drift: force', () => {
       kc,
       { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, last)] },
       {
-        annotations: {
-          [ANNOTATION_ATTEMPTS]: '5',
-          [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(last),
-          [ANNOTATION_REQUESTED_AT]: formatTimeNano(last),
-        },
+        annotations: trackingAnnotations(5, last),
       },
     );
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 5))).body).toEqual({
@@ -193,25 +180,8 @@ describe('force-drift: force', () => {
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
     const ref = agRefOf(ag);
     // A finalizer keeps it around after delete, with deletionTimestamp set.
-    const { customObjects } = await import('../../support/apiserver.js');
-    const api = customObjects(kc);
-    const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
-    await api.patchNamespacedCustomObject(
-      {
-        group: 'source.extensions.fluxcd.io',
-        version: 'v1beta1',
-        plural: 'artifactgenerators',
-        ...ref,
-        body: { metadata: { finalizers: ['test/hold'] } },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-    await api.deleteNamespacedCustomObject({
-      group: 'source.extensions.fluxcd.io',
-      version: 'v1beta1',
-      plural: 'artifactgenerators',
-      ...ref,
-    });
+    await patchAgMetadata(kc, ref, { finalizers: ['test/hold'] });
+    await customObjects(kc).deleteNamespacedCustomObject({ ...AG, ...ref });
     const deleting = await getArtifactGenerator(ref, kc);
     expect(deleting.metadata?.deletionTimestamp).toBeTruthy();
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, deleting))).body).toEqual({
@@ -220,16 +190,7 @@ describe('force-drift: force', () => {
     expect((await getArtifactGenerator(ref, kc)).metadata?.resourceVersion).toBe(
       deleting.metadata?.resourceVersion,
     );
-    await api.patchNamespacedCustomObject(
-      {
-        group: 'source.extensions.fluxcd.io',
-        version: 'v1beta1',
-        plural: 'artifactgenerators',
-        ...ref,
-        body: { metadata: { finalizers: null } },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await patchAgMetadata(kc, ref, { finalizers: null });
   });
 });
 
@@ -350,9 +311,7 @@ describe('force-drift: clear tracking', () => {
     const fd = await startForceDrift(clock);
     const ag = await createAgWithStatus(kc, healthyStatus(T0 + 150_000), {
       annotations: {
-        [ANNOTATION_ATTEMPTS]: '2',
-        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 100_000),
-        [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 100_000),
+        ...trackingAnnotations(2, T0 + 100_000),
         'example.com/keep': 'yes',
       },
     });
@@ -370,11 +329,7 @@ describe('force-drift: clear tracking', () => {
     const clock = new SettableClock(T0 + 40_000);
     const fd = await startForceDrift(clock);
     const ag = await createAgWithStatus(kc, stuckStatus(T0 + 35_000), {
-      annotations: {
-        [ANNOTATION_ATTEMPTS]: '1',
-        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 31_000),
-        [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 31_000),
-      },
+      annotations: trackingAnnotations(1, T0 + 31_000),
     });
     expect((await postEvent(fd.url, actionEvent(ACTION_CLEAR_TRACKING, ag, 1))).body).toEqual({
       result: 'waiting',

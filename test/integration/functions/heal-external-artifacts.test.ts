@@ -19,6 +19,8 @@ import {
 import { createAgWithStatus, ready } from '../../support/ag-states.js';
 import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
 import { SettableClock, startFunction } from '../../harness/functions.js';
+import { AG_RESOURCE as AG } from '../../harness/knative/index.js';
+import type { CloudEvent } from 'cloudevents';
 import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
 
@@ -74,9 +76,7 @@ async function settledPair(
   const ea = await applyAsSourceWatcher(ag, digestOf(1));
   const withInventory = (await raw.patchNamespacedCustomObjectStatus(
     {
-      group: 'source.extensions.fluxcd.io',
-      version: 'v1beta1',
-      plural: 'artifactgenerators',
+      ...AG,
       namespace: NS,
       name,
       body: {
@@ -88,6 +88,19 @@ async function settledPair(
     mergePatch,
   )) as ArtifactGenerator;
   return { ag: withInventory, ea };
+}
+
+/** heal-external-artifacts started (with `env`) and a settled pair. */
+async function healWithPair(env: Record<string, string> = {}) {
+  const s = await startHeal(env);
+  return { s, ...(await settledPair()) };
+}
+
+/** The same, the pair's ExternalArtifact deleted. */
+async function healWithEaDeleted(env: Record<string, string> = {}) {
+  const world = await healWithPair(env);
+  await deleteEa(world.ea);
+  return world;
 }
 
 /** source-watcher's server-side apply of the object and its status (manager source-watcher). */
@@ -161,17 +174,12 @@ async function deleteEa(ea: ExternalArtifact): Promise<void> {
   await raw.deleteNamespacedCustomObject({ ...EA, namespace: NS, name: ea.metadata?.name ?? '' });
 }
 
-async function readEa(name: string): Promise<ExternalArtifact | undefined> {
-  try {
-    return (await raw.getNamespacedCustomObject({
-      ...EA,
-      namespace: NS,
-      name,
-    })) as ExternalArtifact;
-  } catch {
-    return undefined;
-  }
-}
+/** The ExternalArtifact `name` as the API server has it now; undefined when it cannot be read. */
+const readEa = (name: string): Promise<ExternalArtifact | undefined> =>
+  raw.getNamespacedCustomObject({ ...EA, namespace: NS, name }).then(
+    (ea) => ea as ExternalArtifact,
+    () => undefined,
+  );
 
 function eaEvent(ea: ExternalArtifact, type = APISERVER_UPDATE) {
   return cloudEvent({
@@ -186,6 +194,11 @@ function eaEvent(ea: ExternalArtifact, type = APISERVER_UPDATE) {
   });
 }
 
+/** Posts `event` to `s`: answered 200 with `result`. */
+async function expectAnswer(s: Started, event: CloudEvent<unknown>, result: string): Promise<void> {
+  expect(await postEvent(s.url, event)).toMatchObject({ status: 200, body: { result } });
+}
+
 /** The calls this test's function made since `mark` (proxy sequence numbers). */
 function callsSince(mark: number) {
   return proxy
@@ -193,6 +206,19 @@ function callsSince(mark: number) {
     .filter((c) => c.seq > mark && c.resource !== 'events');
 }
 const mark = (): number => proxy.calls.at(-1)?.seq ?? 0;
+
+/** The AG patches since `since` that succeeded (that the API server applied, when `applied`). */
+const agPatchesSince = (since: number, applied = false) =>
+  callsSince(since).filter(
+    (c) =>
+      c.verb === 'patch' &&
+      c.resource === 'artifactgenerators' &&
+      (applied ? c.upstreamStatus : c.status) === 200,
+  );
+
+/** The requestedAt annotation the AG has now. */
+const requestedAtOf = async (ag: ArtifactGenerator): Promise<string | undefined> =>
+  (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[ANNOTATION_REQUESTED_AT];
 
 async function healEvents(ag: ArtifactGenerator) {
   const list = (await raw.listNamespacedCustomObject({
@@ -207,13 +233,9 @@ async function healEvents(ag: ArtifactGenerator) {
 
 describe('heal-external-artifacts', () => {
   it('the no-op path (an update that matches the inventory) makes two cached reads and no write', async () => {
-    const s = await startHeal();
-    const { ea } = await settledPair();
+    const { s, ea } = await healWithPair();
     const m = mark();
-    expect(await postEvent(s.url, eaEvent(ea))).toMatchObject({
-      status: 200,
-      body: { result: 'in-step' },
-    });
+    await expectAnswer(s, eaEvent(ea), 'in-step');
     const calls = callsSince(m);
     expect(calls.map((c) => `${c.verb} ${c.resource}`)).toEqual([
       'get artifactgenerators',
@@ -223,15 +245,10 @@ describe('heal-external-artifacts', () => {
   });
 
   it('a deleted ExternalArtifact: one requestedAt bump with a precondition, an Event; a redelivery bumps no more', async () => {
-    const s = await startHeal();
-    const { ag, ea } = await settledPair();
-    await deleteEa(ea);
+    const { s, ag, ea } = await healWithEaDeleted();
     const m = mark();
     const event = eaEvent(ea, APISERVER_DELETE);
-    expect(await postEvent(s.url, event)).toMatchObject({
-      status: 200,
-      body: { result: 'healed' },
-    });
+    await expectAnswer(s, event, 'healed');
     const bumped = await getArtifactGenerator(agRefOf(ag), kc);
     const requestedAt = bumped.metadata?.annotations?.[ANNOTATION_REQUESTED_AT];
     expect(requestedAt).toBe(formatTimeNano(T0 + 60_000));
@@ -242,10 +259,7 @@ describe('heal-external-artifacts', () => {
     expect((await healEvents(ag)).map((e) => e.reason)).toEqual(['ExternalArtifactDriftHealed']);
     // The same event again (a redelivery): the bump is pending, nothing is written.
     const m2 = mark();
-    expect(await postEvent(s.url, event)).toMatchObject({
-      status: 200,
-      body: { result: 'request-pending' },
-    });
+    await expectAnswer(s, event, 'request-pending');
     expect(callsSince(m2).filter((c) => WRITES.includes(c.verb))).toEqual([]);
   });
 
@@ -259,26 +273,16 @@ describe('heal-external-artifacts', () => {
       [...replicas, ...replicas].map((r) => postEvent(r.url, event)),
     );
     expect(answers.every((a) => a.status === 200)).toBe(true);
-    const bumps = callsSince(m).filter(
-      (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.status === 200,
-    );
+    const bumps = agPatchesSince(m);
     expect(bumps).toHaveLength(1);
-    expect(
-      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
-        ANNOTATION_REQUESTED_AT
-      ],
-    ).toBeDefined();
+    expect(await requestedAtOf(ag)).toBeDefined();
   });
 
   it('a digest another field manager owns (kubectl patch): the object is deleted with preconditions, then one bump', async () => {
-    const s = await startHeal();
-    const { ag, ea } = await settledPair();
+    const { s, ag, ea } = await healWithPair();
     const changed = await patchDigestAsKubectl(ea, digestOf(7));
     const m = mark();
-    expect(await postEvent(s.url, eaEvent(changed))).toMatchObject({
-      status: 200,
-      body: { result: 'healed' },
-    });
+    await expectAnswer(s, eaEvent(changed), 'healed');
     expect(await readEa(ea.metadata?.name ?? '')).toBeUndefined();
     const writes = callsSince(m).filter((c) => WRITES.includes(c.verb));
     expect(writes.map((c) => `${c.verb} ${c.resource} ${c.status}`)).toEqual([
@@ -291,27 +295,19 @@ describe('heal-external-artifacts', () => {
   });
 
   it('a stale event does not delete an object changed since (uid/resourceVersion preconditions)', async () => {
-    const s = await startHeal();
-    const { ea } = await settledPair();
+    const { s, ea } = await healWithPair();
     const changed = await patchDigestAsKubectl(ea, digestOf(7));
     // Changed again after the event was made: the listed copy is newer and judged instead.
     await patchDigestAsKubectl(changed, digestOf(8));
-    expect(await postEvent(s.url, eaEvent(changed))).toMatchObject({
-      status: 200,
-      body: { result: 'healed' },
-    });
+    await expectAnswer(s, eaEvent(changed), 'healed');
     expect(await readEa(ea.metadata?.name ?? '')).toBeUndefined();
   });
 
   it('an honest build in flight (source-watcher wrote the new digest, the inventory follows) is left alone', async () => {
-    const s = await startHeal();
-    const { ag, ea } = await settledPair();
+    const { s, ag, ea } = await healWithPair();
     const next = await applyAsSourceWatcher(ag, digestOf(2));
     const m = mark();
-    expect(await postEvent(s.url, eaEvent(next))).toMatchObject({
-      status: 200,
-      body: { result: 'honest-build' },
-    });
+    await expectAnswer(s, eaEvent(next), 'honest-build');
     expect(callsSince(m).filter((c) => WRITES.includes(c.verb))).toEqual([]);
     expect(await readEa(ea.metadata?.name ?? '')).toBeDefined();
   });
@@ -325,10 +321,7 @@ describe('heal-external-artifacts', () => {
       const { ea } = await settledPair(over);
       await deleteEa(ea);
       const m = mark();
-      expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
-        status: 200,
-        body: { result: why },
-      });
+      await expectAnswer(s, eaEvent(ea, APISERVER_DELETE), why);
       expect(callsSince(m).map((c) => `${c.verb} ${c.resource}`)).toEqual([
         'get artifactgenerators',
       ]);
@@ -336,32 +329,18 @@ describe('heal-external-artifacts', () => {
   });
 
   it('RECOVERY_HEAL_EXTERNAL_ARTIFACTS=off: ignored, no API call', async () => {
-    const s = await startHeal({ RECOVERY_HEAL_EXTERNAL_ARTIFACTS: 'off' });
-    const { ea } = await settledPair();
-    await deleteEa(ea);
+    const { s, ea } = await healWithEaDeleted({ RECOVERY_HEAL_EXTERNAL_ARTIFACTS: 'off' });
     const m = mark();
-    expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
-      status: 200,
-      body: { result: 'disabled' },
-    });
+    await expectAnswer(s, eaEvent(ea, APISERVER_DELETE), 'disabled');
     expect(callsSince(m)).toEqual([]);
   });
 
   it('observe mode: a "would heal" Event, nothing else written', async () => {
-    const s = await startHeal({ RECOVERY_MODE: 'observe' });
-    const { ag, ea } = await settledPair();
-    await deleteEa(ea);
+    const { s, ag, ea } = await healWithEaDeleted({ RECOVERY_MODE: 'observe' });
     const m = mark();
-    expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
-      status: 200,
-      body: { result: 'observed' },
-    });
+    await expectAnswer(s, eaEvent(ea, APISERVER_DELETE), 'observed');
     expect(callsSince(m).filter((c) => WRITES.includes(c.verb))).toEqual([]);
-    expect(
-      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
-        ANNOTATION_REQUESTED_AT
-      ],
-    ).toBeUndefined();
+    expect(await requestedAtOf(ag)).toBeUndefined();
     expect((await healEvents(ag)).map((e) => e.reason)).toEqual(['ExternalArtifactDriftWouldHeal']);
   });
 
@@ -372,19 +351,13 @@ describe('heal-external-artifacts', () => {
       await postEvent(s.url, eaEvent({ metadata: { name: 'Bad_Name', namespace: NS } })),
     ).toMatchObject({ status: 400 });
     const plain = { metadata: { name: 'plain', namespace: NS }, spec: {} };
-    expect(await postEvent(s.url, eaEvent(plain))).toMatchObject({
-      status: 200,
-      body: { result: 'not-generated' },
-    });
+    await expectAnswer(s, eaEvent(plain), 'not-generated');
     const other = cloudEvent({
       type: APISERVER_UPDATE,
       data: plain,
       extensions: { kind: 'ArtifactGenerator' },
     });
-    expect(await postEvent(s.url, other)).toMatchObject({
-      status: 200,
-      body: { result: 'other-kind' },
-    });
+    await expectAnswer(s, other, 'other-kind');
     expect(callsSince(m)).toEqual([]);
   });
 });
@@ -426,20 +399,15 @@ describe('heal-external-artifacts on a degraded API server', () => {
       // The redelivery (the Broker resends the same event).
       const again = await postEvent(s.url, eaEvent(changed));
       expect(again).toMatchObject({ status: 200 });
-      const current = await getArtifactGenerator(agRefOf(ag), kc);
-      expect(current.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeDefined();
+      expect(await requestedAtOf(ag)).toBeDefined();
       expect(await readEa(ea.metadata?.name ?? '')).toBeUndefined();
-      const bumps = callsSince(m).filter(
-        (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.status === 200,
-      );
+      const bumps = agPatchesSince(m);
       expect(bumps).toHaveLength(1);
     },
   );
 
   it('the bump applied but its answer lost: 503, and the redelivery finds it pending (no second bump)', async () => {
-    const s = await startHeal();
-    const { ag, ea } = await settledPair();
-    await deleteEa(ea);
+    const { s, ag, ea } = await healWithEaDeleted();
     const fault = proxy.addFault({
       kind: 'status',
       status: 500,
@@ -450,42 +418,24 @@ describe('heal-external-artifacts on a degraded API server', () => {
     const m = mark();
     expect((await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).status).toBe(503);
     fault.remove();
-    expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
-      status: 200,
-      body: { result: 'request-pending' },
-    });
-    const applied = callsSince(m).filter(
-      (c) => c.verb === 'patch' && c.resource === 'artifactgenerators' && c.upstreamStatus === 200,
-    );
+    await expectAnswer(s, eaEvent(ea, APISERVER_DELETE), 'request-pending');
+    const applied = agPatchesSince(m, true);
     expect(applied).toHaveLength(1);
-    expect(
-      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
-        ANNOTATION_REQUESTED_AT
-      ],
-    ).toBeDefined();
+    expect(await requestedAtOf(ag)).toBeDefined();
   });
 
   it('Events refused (403): the heal is still done and answered 200', async () => {
-    const s = await startHeal();
-    const { ag, ea } = await settledPair();
-    await deleteEa(ea);
+    const { s, ag, ea } = await healWithEaDeleted();
     const fault = proxy.addFault({
       kind: 'status',
       status: 403,
       match: { clientTag: TAG, resource: 'events' },
     });
     try {
-      expect(await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).toMatchObject({
-        status: 200,
-        body: { result: 'healed' },
-      });
+      await expectAnswer(s, eaEvent(ea, APISERVER_DELETE), 'healed');
     } finally {
       fault.remove();
     }
-    expect(
-      (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[
-        ANNOTATION_REQUESTED_AT
-      ],
-    ).toBeDefined();
+    expect(await requestedAtOf(ag)).toBeDefined();
   });
 });

@@ -8,8 +8,6 @@ import {
   ACTION_FORCE,
   ACTION_STALLED,
   ANNOTATION_ATTEMPTS,
-  ANNOTATION_LAST_RECOVERY_AT,
-  ANNOTATION_REQUESTED_AT,
   formatTimeNano,
   maxEventObjectsPerCycle,
   REASON_FORCED,
@@ -41,6 +39,7 @@ import {
 import { listEventsAbout, occurrences } from '../../support/kube-events.js';
 import { startKubeProxy } from '../../support/kube-proxy.js';
 import { createLogger } from '../../../shared/runtime/logger.js';
+import { trackingAnnotations } from './suite-kit.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -71,26 +70,41 @@ const eventsOf = (ag: ArtifactGenerator) =>
 const psEventsOf = (ps: PackageSource) =>
   listEventsAbout(kc, 'default', { uid: ps.metadata?.uid ?? '', name: ps.metadata?.name ?? '' });
 
-const tracking = (attempts: number, at: number, requested = true) => ({
-  [ANNOTATION_ATTEMPTS]: String(attempts),
-  [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(at),
-  ...(requested ? { [ANNOTATION_REQUESTED_AT]: formatTimeNano(at) } : {}),
-});
+/** force-drift (with `env`) at T0 + 31 s, given the first force of an AG stuck since T0. */
+async function forceStuckAg(env: Record<string, string> = {}) {
+  const clock = new SettableClock(T0 + 31_000);
+  const fd = await start('force-drift', clock, env);
+  const ag = await createAgWithStatus(kc, stuckStatus(T0));
+  const answer = await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 0, T0));
+  return { clock, fd, ag, answer };
+}
+
+/** The one Event regarding `ag`, which matches `expected` (else the test fails). */
+async function onlyEventOf(ag: ArtifactGenerator, expected: object) {
+  const events = await eventsOf(ag);
+  expect(events).toHaveLength(1);
+  expect(events[0]).toMatchObject(expected);
+  return events[0];
+}
+
+/** A PackageSource and the AG it owns, forced five times since T0: due the stalled verdict. */
+async function stalledPair() {
+  const name = uniqueName('pks');
+  const ps = await createPackageSource(makePackageSource({ name }), kc);
+  const ag = await createAgWithStatus(
+    kc,
+    { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
+    { name, owner: { name, uid: ps.metadata?.uid ?? '' }, annotations: trackingAnnotations(5, T0) },
+  );
+  return { name, ps, ag };
+}
 
 describe('Events: one per recovery step, on the AG', () => {
   it('a force: SourceWatcherRecoveryForced, Normal, action Force, note "attempt 1/5", regarding the AG', async () => {
-    const clock = new SettableClock(T0 + 31_000);
-    const fd = await start('force-drift', clock, { POD_NAME: 'force-drift-7d9f-abcde' });
-    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    const { ag, answer } = await forceStuckAg({ POD_NAME: 'force-drift-7d9f-abcde' });
+    expect(answer.body).toEqual({ result: 'forced' });
 
-    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 0, T0))).body).toEqual({
-      result: 'forced',
-    });
-
-    const events = await eventsOf(ag);
-    expect(events).toHaveLength(1);
-    const e = events[0];
-    expect(e).toMatchObject({
+    const e = await onlyEventOf(ag, {
       reason: REASON_FORCED,
       type: 'Normal',
       action: 'Force',
@@ -110,10 +124,7 @@ describe('Events: one per recovery step, on the AG', () => {
   });
 
   it('a duplicate delivery of the same force writes no second Event (the claim is taken)', async () => {
-    const clock = new SettableClock(T0 + 31_000);
-    const fd = await start('force-drift', clock);
-    const ag = await createAgWithStatus(kc, stuckStatus(T0));
-    await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 0, T0));
+    const { clock, fd, ag } = await forceStuckAg();
     clock.advance(2000);
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 0, T0))).body).toEqual({
       result: 'waiting',
@@ -127,57 +138,44 @@ describe('Events: one per recovery step, on the AG', () => {
     const fd = await start('force-drift', clock);
     // Claimed attempt 2 at T0, then interrupted before the marker and requestedAt.
     const ag = await createAgWithStatus(kc, stuckStatus(T0 - 1000), {
-      annotations: tracking(2, T0, false),
+      annotations: trackingAnnotations(2, T0, false),
     });
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 2, T0))).body).toEqual({
       result: 'resumed',
     });
-    const events = await eventsOf(ag);
-    expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({
+    const e = await onlyEventOf(ag, {
       reason: REASON_FORCED,
       action: 'ResumeForce',
       type: 'Normal',
     });
-    expect(events[0]?.note).toMatch(/^attempt 2\/5 resumed: /);
+    expect(e?.note).toMatch(/^attempt 2\/5 resumed: /);
   });
 
   it('recovery, tracking cleared: SourceWatcherRecovered, Normal, naming the honest Ready', async () => {
     const clock = new SettableClock(T0 + 60_000);
     const fd = await start('force-drift', clock);
     const ag = await createAgWithStatus(kc, healthyStatus(T0 + 50_000), {
-      annotations: tracking(1, T0),
+      annotations: trackingAnnotations(1, T0),
     });
     expect((await postEvent(fd.url, actionEvent(ACTION_CLEAR_TRACKING, ag, 1, T0))).body).toEqual({
       result: 'cleared',
     });
-    const events = await eventsOf(ag);
-    expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({
+    const e = await onlyEventOf(ag, {
       reason: 'SourceWatcherRecovered',
       type: 'Normal',
       action: 'ClearTracking',
     });
-    expect(events[0]?.note).toContain('Ready=True/Succeeded after 1 forced rebuild(s)');
+    expect(e?.note).toContain('Ready=True/Succeeded after 1 forced rebuild(s)');
   });
 
   it('the give-up: SourceWatcherStalled, Warning, naming fluxcd/pkg#934 and the runbook, on the AG and on the PackageSource', async () => {
     const clock = new SettableClock(T0 + 250_000);
     const ss = await start('surface-stalled', clock);
-    const name = uniqueName('pks');
-    const ps = await createPackageSource(makePackageSource({ name }), kc);
-    const ag = await createAgWithStatus(
-      kc,
-      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
-      { name, owner: { name, uid: ps.metadata?.uid ?? '' }, annotations: tracking(5, T0) },
-    );
+    const { name, ps, ag } = await stalledPair();
     const answer = await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0));
     expect(answer.body).toEqual({ result: 'updated' });
 
-    const events = await eventsOf(ag);
-    expect(events).toHaveLength(1);
-    const e = events[0];
-    expect(e).toMatchObject({
+    const e = await onlyEventOf(ag, {
       reason: 'SourceWatcherStalled',
       type: 'Warning',
       action: 'GiveUp',
@@ -246,7 +244,7 @@ describe('Events: one per recovery step, on the AG', () => {
     // The owner-name label (at most 63 bytes) cannot carry such a name: ownerReferences alone.
     const manifest = makeArtifactGenerator({
       owner: { name: psName, uid: ps.metadata?.uid ?? '' },
-      annotations: tracking(5, T0),
+      annotations: trackingAnnotations(5, T0),
     });
     delete manifest.metadata?.labels?.[PACKAGESOURCE_LABEL];
     const created = await createArtifactGenerator(manifest, kc);
@@ -291,16 +289,6 @@ describe('Events: one per recovery step, on the AG', () => {
             ...(ns !== undefined ? { namespace: ns } : {}),
           },
         });
-      const stalledPair = async () => {
-        const name = uniqueName('pks');
-        const ps = await createPackageSource(makePackageSource({ name }), kc);
-        const ag = await createAgWithStatus(
-          kc,
-          { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
-          { name, owner: { name, uid: ps.metadata?.uid ?? '' }, annotations: tracking(5, T0) },
-        );
-        return { ps, ag };
-      };
       const refusals = () =>
         logs.filter((l) => l.msg === 'could not write Kubernetes Event').map((l) => l.level);
 
@@ -341,7 +329,7 @@ describe('Events: one per recovery step, on the AG', () => {
     const ag = await createAgWithStatus(
       kc,
       { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
-      { annotations: tracking(5, T0) },
+      { annotations: trackingAnnotations(5, T0) },
     );
     const answer = await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0));
     expect(answer.body).toEqual({ result: 'no-owner' });
@@ -359,20 +347,14 @@ describe('Events: one per recovery step, on the AG', () => {
   });
 
   it("observe mode's would-force: SourceWatcherRecoveryWouldForce, Normal, nothing else written", async () => {
-    const clock = new SettableClock(T0 + 31_000);
-    const fd = await start('force-drift', clock, { RECOVERY_MODE: 'observe' });
-    const ag = await createAgWithStatus(kc, stuckStatus(T0));
-    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 0, T0))).body).toEqual({
-      result: 'observed',
-    });
-    const events = await eventsOf(ag);
-    expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({
+    const { ag, answer } = await forceStuckAg({ RECOVERY_MODE: 'observe' });
+    expect(answer.body).toEqual({ result: 'observed' });
+    const e = await onlyEventOf(ag, {
       reason: 'SourceWatcherRecoveryWouldForce',
       type: 'Normal',
       action: 'ObserveForce',
     });
-    expect(events[0]?.note).toMatch(/^observe mode: would force attempt 1\/5/);
+    expect(e?.note).toMatch(/^observe mode: would force attempt 1\/5/);
     expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
       ag.metadata?.resourceVersion,
     );

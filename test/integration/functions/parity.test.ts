@@ -7,9 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   ACTION_FORCE,
   ANNOTATION_ATTEMPTS,
-  ANNOTATION_LAST_RECOVERY_AT,
   ANNOTATION_REQUESTED_AT,
-  PING,
   REASON_FORCED,
   findCondition,
   formatTimeNano,
@@ -28,20 +26,17 @@ import {
   getPackageSource,
   makePackageSource,
   MERGE_PATCH,
-  testKubeConfig,
   uniqueName,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, ready, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
-import { actionEvent, agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionSuite } from '../../support/function-suite.js';
+import { actionEvent, agResourceEvent, postEvent } from '../../support/http-events.js';
+import { functionFile, resyncPing, trackingAnnotations } from './suite-kit.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const kc = testKubeConfig();
+const { T0, kc, suite } = functionFile('parity');
 const HOLD = 'test.cozystack.io/hold';
 const psApi = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' } as const;
 const held: string[] = [];
-const suite = functionSuite('parity');
 const starters = {
   'force-drift': suite.startForceDrift,
   'surface-stalled': suite.startSurfaceStalled,
@@ -89,13 +84,6 @@ const forceEvent = (ag: ArtifactGenerator, attempts = 0) =>
 
 const agEvent = (ag: ArtifactGenerator) => agResourceEvent(ag);
 
-const resyncPing = () =>
-  cloudEvent({
-    type: PING,
-    source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
-    data: { purpose: 'resync' },
-  });
-
 describe('item 1: a PackageSource being deleted', () => {
   it('its AG is not forced: force-drift writes nothing', async () => {
     const fd = await start('force-drift', new SettableClock(T0 + 31_000));
@@ -117,10 +105,7 @@ describe('item 1: a PackageSource being deleted', () => {
       { ...stuckStatus(T0 - 120_000), conditions: [ready('False', REASON_FORCED, claim)] },
       {
         deleting: true,
-        annotations: {
-          [ANNOTATION_ATTEMPTS]: '1',
-          [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(claim),
-        },
+        annotations: trackingAnnotations(1, claim, false),
       },
     );
     expect((await postEvent(fd.url, forceEvent(ag, 1))).body).toEqual({
@@ -176,8 +161,7 @@ describe('item 3: a requestedAt bumped by someone else during a wait window', ()
       { ...stuckStatus(T0 - 300_000), conditions: [readyNow] },
       {
         annotations: {
-          [ANNOTATION_ATTEMPTS]: '2',
-          [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(claim),
+          ...trackingAnnotations(2, claim, false),
           [ANNOTATION_REQUESTED_AT]: new Date(requestedAt).toISOString(),
         },
       },

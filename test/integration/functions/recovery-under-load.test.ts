@@ -1,7 +1,7 @@
 // The recovery's own calls under the first-install storm (docs/adr/0044-recovery-under-load.md),
 // against the real test API server through the fault-injecting proxy:
 // - force-drift forces when its owner PackageSource read fails transiently (the deletion check
-//   fails open), and still stops when the read is forbidden;
+//   fails open, warned once per process), and still stops when the read is forbidden;
 // - a force event whose own claim is unfinished finishes it once the claim is 2 s old, instead of
 //   after the 10 s settle (younger: 503, so that its redelivery does); an event that asked for
 //   another attempt still waits;
@@ -39,6 +39,7 @@ import {
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { healthyStatus, ready, rebuildAg, stuckStatus } from '../../support/ag-states.js';
+import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import { SettableClock, startFunction } from '../../harness/functions.js';
 import {
   actionEvent,
@@ -96,11 +97,13 @@ beforeEach(() => {
 async function start(
   fn: 'detect' | 'force-drift' | 'surface-stalled',
   clock: SettableClock,
+  logger?: Logger,
 ): Promise<Started> {
   const s = await startFunction({
     fn,
     kubeConfig: proxy.kubeConfig(fn),
     clock,
+    ...(logger !== undefined ? { logger } : {}),
     ...(fn === 'detect' ? { sinkUrl: sink.url } : {}),
   });
   servers.push(s);
@@ -143,6 +146,26 @@ describe('force-drift: the owner PackageSource read', () => {
     expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
     expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(requestedAtFor(now));
     expect(readyOf(after)?.reason).toBe(REASON_FORCED);
+  });
+
+  it('fails transiently on two forces in one process: one warn line, then debug', async () => {
+    const now = T0 + GRACE_MS + 1_000;
+    const lines: { level: string; msg: string }[] = [];
+    const logger = createLogger({
+      name: 'force-drift',
+      level: 'debug',
+      destination: { write: (s: string) => void lines.push(JSON.parse(s) as (typeof lines)[0]) },
+    });
+    const f = await start('force-drift', new SettableClock(now), logger);
+    proxy.addFault({ kind: 'status', status: 500, match: ownerRead });
+    for (const ag of [await stuckOwnedAg(), await stuckOwnedAg()]) {
+      expect(await postEvent(f.url, actionEvent(ACTION_FORCE, ag, 0, now))).toMatchObject({
+        status: 200,
+        body: { result: 'forced' },
+      });
+    }
+    const unreadable = lines.filter((l) => l.msg.startsWith('owner PackageSource unreadable'));
+    expect(unreadable.map((l) => l.level)).toEqual(['warn', 'debug']);
   });
 
   it('is forbidden (403): the force stops, nothing written', async () => {

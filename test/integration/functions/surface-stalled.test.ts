@@ -4,11 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ACTION_STALLED,
-  ANNOTATION_ATTEMPTS,
-  ANNOTATION_LAST_RECOVERY_AT,
-  ANNOTATION_REQUESTED_AT,
   APISERVER_UPDATE,
-  PING,
   REASON_AWAITING,
   REASON_FORCED,
   REASON_STALLED,
@@ -28,18 +24,15 @@ import {
   createPackageSource,
   getPackageSource,
   makePackageSource,
-  testKubeConfig,
   uniqueName,
   writePackageSourceStatus,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionSuite } from '../../support/function-suite.js';
+import { functionFile, resyncPing, trackingAnnotations } from './suite-kit.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const kc = testKubeConfig();
-const suite = functionSuite('surface-stalled');
+const { T0, kc, suite } = functionFile('surface-stalled');
 const startSurface = suite.startSurfaceStalled;
 
 afterEach(() => suite.proxy.clearFaults());
@@ -65,6 +58,28 @@ async function ownedPair(
     annotations,
   });
   return { name, ag, other };
+}
+
+/**
+ * surface-stalled a minute after T0 and a healthy pair, its calls to the PackageSource (the
+ * `verb` ones, if given) answered `status` (`times` times, if given).
+ */
+async function healthyPairBehindFault(fault: { status: number; verb?: 'patch'; times?: number }) {
+  const s = await startSurface(new SettableClock(T0 + 60_000));
+  const { name, ag } = await ownedPair(healthyStatus(T0));
+  const { status, verb, times } = fault;
+  suite.proxy.addFault({
+    match: {
+      clientTag: 'surface-stalled',
+      resource: 'packagesources',
+      name,
+      ...(verb && { verb }),
+    },
+    kind: 'status',
+    status,
+    ...(times !== undefined && { times }),
+  });
+  return { s, name, ag };
 }
 
 function agEvent(ag: ArtifactGenerator) {
@@ -121,11 +136,7 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
   it('shows Unknown/AwaitingSourceWatcherRecovery with N/5 while a window is open, never the marker', async () => {
     const s = await startSurface(new SettableClock(T0 + 100_000));
     const forced = { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0 + 90_000)] };
-    const { name, ag } = await ownedPair(forced, {
-      [ANNOTATION_ATTEMPTS]: '2',
-      [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 + 90_000),
-      [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 + 90_000),
-    });
+    const { name, ag } = await ownedPair(forced, trackingAnnotations(2, T0 + 90_000));
     await postEvent(s.url, agEvent(ag));
     const r = readyOfPs(await getPackageSource(name, kc));
     expect(r).toMatchObject({ status: 'Unknown', reason: REASON_AWAITING });
@@ -136,11 +147,7 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
   it('surfaces SourceWatcherStalled on the stalled verdict, naming the AG, the attempts and the upstream issue', async () => {
     const s = await startSurface(new SettableClock(T0 + 250_000));
     const forced = { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] };
-    const { name, ag } = await ownedPair(forced, {
-      [ANNOTATION_ATTEMPTS]: '5',
-      [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0),
-      [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0),
-    });
+    const { name, ag } = await ownedPair(forced, trackingAnnotations(5, T0));
     const data: ActionData = {
       ...agRefOf(ag),
       resourceVersion: ag.metadata?.resourceVersion ?? '',
@@ -167,16 +174,10 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
   });
 
   it('a missing PackageSource answers 200', async () => {
-    const s = await startSurface(new SettableClock(T0 + 60_000));
     // In a cluster the owner is missing only between its deletion and the garbage collector
     // deleting the AG (an AG created with an absent owner is collected at once): the owner
     // exists, and surface-stalled is told it does not.
-    const { name, ag } = await ownedPair(healthyStatus(T0));
-    suite.proxy.addFault({
-      match: { clientTag: 'surface-stalled', resource: 'packagesources', name },
-      kind: 'status',
-      status: 404,
-    });
+    const { s, ag } = await healthyPairBehindFault({ status: 404 });
     expect(await postEvent(s.url, agEvent(ag))).toMatchObject({
       status: 200,
       body: { result: 'no-packagesource' },
@@ -208,26 +209,13 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
   });
 
   it('re-reads fresh and retries after a conflict on the status write', async () => {
-    const s = await startSurface(new SettableClock(T0 + 60_000));
-    const { name, ag } = await ownedPair(healthyStatus(T0));
-    suite.proxy.addFault({
-      match: { verb: 'patch', resource: 'packagesources', name },
-      kind: 'status',
-      status: 409,
-      times: 1,
-    });
+    const { s, name, ag } = await healthyPairBehindFault({ status: 409, verb: 'patch', times: 1 });
     expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'updated' });
     expect(readyOfPs(await getPackageSource(name, kc))?.status).toBe('True');
   });
 
   it('answers 503 on a transient API error, and the redelivery completes', async () => {
-    const s = await startSurface(new SettableClock(T0 + 60_000));
-    const { name, ag } = await ownedPair(healthyStatus(T0));
-    suite.proxy.addFault({
-      match: { verb: 'patch', resource: 'packagesources', name },
-      kind: 'status',
-      status: 500,
-    });
+    const { s, ag } = await healthyPairBehindFault({ status: 500, verb: 'patch' });
     expect((await postEvent(s.url, agEvent(ag))).status).toBe(503);
     suite.proxy.clearFaults();
     expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'updated' });
@@ -239,30 +227,12 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
       ownedPair(healthyStatus(T0)),
       ownedPair({ ...healthyStatus(T0), conditions: [ready('False', 'SourceFetchFailed', T0)] }),
     ]);
-    expect(
-      (
-        await postEvent(
-          s.url,
-          cloudEvent({
-            type: PING,
-            source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
-            data: {},
-          }),
-        )
-      ).status,
-    ).toBe(200);
+    expect((await postEvent(s.url, resyncPing({}))).status).toBe(200);
     expect(readyOfPs(await getPackageSource(pairs[0].name, kc))?.reason).toBe('Succeeded');
     expect(readyOfPs(await getPackageSource(pairs[1].name, kc))?.reason).toBe('SourceFetchFailed');
     // A second resync writes nothing.
     suite.proxy.clearCalls();
-    await postEvent(
-      s.url,
-      cloudEvent({
-        type: PING,
-        source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
-        data: {},
-      }),
-    );
+    await postEvent(s.url, resyncPing({}));
     expect(
       suite.proxy.count({
         clientTag: 'surface-stalled',

@@ -28,6 +28,14 @@ export interface Expectation {
 
 export type Stage = 'start' | 'after-fault' | 'end';
 
+/** A cell's target: the `nth` (1-based, the first by default) get of the context's AG. */
+export const agGet =
+  (nth?: number) =>
+  (ctx: { readonly ref: { readonly name: string } }): { match: CallMatch; nth?: number } => ({
+    match: { verb: 'get', resource: 'artifactgenerators', name: ctx.ref.name },
+    ...(nth !== undefined && { nth }),
+  });
+
 export interface MatrixScenario<C> {
   /** Row label, e.g. "AG claim patch". */
   readonly call: string;

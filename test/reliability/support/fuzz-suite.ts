@@ -1,12 +1,12 @@
 // One fuzz suite per function: a real createApp on 127.0.0.1 with the real adapter, through the
 // recording proxy, against the real API server; FUZZ_RUNS cases of hostile HTTP input.
 
-import type fc from 'fast-check';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testKubeConfig, uniqueName } from '../../support/apiserver.js';
 import { startKubeProxy, type KubeProxy, type ProxyCall } from '../../support/kube-proxy.js';
 import type { FuzzRequest } from './arbitraries/http-request.js';
-import { functionInput } from './arbitraries/http-request.js';
+import { eventType, functionInput } from './arbitraries/http-request.js';
 import { deleteAllPackageSources } from './cluster.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
 import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
@@ -21,6 +21,21 @@ import { fuzzRuns, fuzzSeed, printReport, runFuzz } from './fuzz-runner.js';
 
 /** Heap growth allowed between the warm-up and the end of a run (after full GCs). */
 export const HEAP_GROWTH_BOUND_MIB = 48;
+
+/**
+ * The event types for a function routed few kinds of events: mostly those it handles, now and
+ * then one it is routed but ignores, and any type at all.
+ */
+export function mostlyHandledTypes(
+  handled: readonly [string, ...string[]],
+  ignored: string,
+): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom(...handled) },
+    { weight: 1, arbitrary: fc.constant(ignored) },
+    { weight: 1, arbitrary: eventType() },
+  );
+}
 
 export function defineFuzzSuite(opts: {
   fn: FunctionName;

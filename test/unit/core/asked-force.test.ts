@@ -9,7 +9,8 @@ import {
   formatTimeNano,
   type ArtifactGenerator,
 } from '../../../shared/core/index.js';
-import { CFG, makeAg, marker, MIN, progressing, STALL, succeeded } from './fixtures.js';
+import { CFG, makeAg, MIN, STALL } from './fixtures.js';
+import { marker, progressing, succeeded } from './ready-conditions.js';
 
 const CLAIM = STALL + 3 * MIN;
 

@@ -6,7 +6,8 @@ import {
   sameCondition,
   type Condition,
 } from '../../../shared/core/index.js';
-import { makeAg, progressing, reconciling, STALL, succeeded } from './fixtures.js';
+import { makeAg, reconciling, STALL } from './fixtures.js';
+import { progressing, succeeded } from './ready-conditions.js';
 
 describe('findCondition', () => {
   it.each<[string, unknown, Condition | undefined]>([

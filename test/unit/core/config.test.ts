@@ -5,20 +5,13 @@ import {
   parseRecoveryConfig,
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
+import { DOCUMENTED_RECOVERY_DEFAULTS } from '../recovery-defaults.js';
 
 const D = DEFAULT_RECOVERY_CONFIG;
 
 describe('parseRecoveryConfig', () => {
   it('uses the reference backoff, early detection, and a 2m30s time rule by default', () => {
-    expect(parseRecoveryConfig({})).toEqual({
-      gracePeriodMs: 150_000,
-      earlyDetection: true,
-      backoffInitialMs: 30_000,
-      backoffMaxMs: 240_000,
-      maxAttempts: 5,
-      mode: 'enforce',
-      clockSkewMs: 60_000,
-    });
+    expect(parseRecoveryConfig({})).toEqual(DOCUMENTED_RECOVERY_DEFAULTS);
   });
 
   it.each<[Record<string, string | undefined>, Partial<RecoveryConfig>]>([
@@ -47,46 +40,32 @@ describe('parseRecoveryConfig', () => {
   });
 
   it.each<[Record<string, string>, string]>([
-    [
-      { RECOVERY_BACKOFF_MAX: '4x' },
-      'RECOVERY_BACKOFF_MAX="4x": expected a Go-style duration such as 500ms, 30s or 4m',
-    ],
-    [{ RECOVERY_GRACE_PERIOD: '-1s' }, 'RECOVERY_GRACE_PERIOD="-1s": expected a Go-style duration'],
-    [{ RECOVERY_GRACE_PERIOD: '30' }, 'RECOVERY_GRACE_PERIOD="30": expected a Go-style duration'],
-    [{ RECOVERY_EARLY_DETECTION: 'true' }, 'RECOVERY_EARLY_DETECTION="true": expected on or off'],
-    [{ RECOVERY_EARLY_DETECTION: 'ON' }, 'RECOVERY_EARLY_DETECTION="ON": expected on or off'],
-    [
-      { RECOVERY_BACKOFF_INITIAL: '0' },
-      'RECOVERY_BACKOFF_INITIAL="0": expected a duration greater',
-    ],
-    [{ RECOVERY_BACKOFF_INITIAL: ' 30s' }, 'RECOVERY_BACKOFF_INITIAL=" 30s": expected a Go-style'],
+    [{ RECOVERY_BACKOFF_MAX: '4x' }, 'expected a Go-style duration such as 500ms, 30s or 4m'],
+    [{ RECOVERY_GRACE_PERIOD: '-1s' }, 'expected a Go-style duration'],
+    [{ RECOVERY_GRACE_PERIOD: '30' }, 'expected a Go-style duration'],
+    [{ RECOVERY_EARLY_DETECTION: 'true' }, 'expected on or off'],
+    [{ RECOVERY_EARLY_DETECTION: 'ON' }, 'expected on or off'],
+    [{ RECOVERY_BACKOFF_INITIAL: '0' }, 'expected a duration greater'],
+    [{ RECOVERY_BACKOFF_INITIAL: ' 30s' }, 'expected a Go-style'],
     [
       { RECOVERY_BACKOFF_MAX: '10s' },
-      'RECOVERY_BACKOFF_MAX="10s": expected a duration not shorter than RECOVERY_BACKOFF_INITIAL (30s)',
+      'expected a duration not shorter than RECOVERY_BACKOFF_INITIAL (30s)',
     ],
     [
       { RECOVERY_BACKOFF_INITIAL: '5m' },
-      'RECOVERY_BACKOFF_INITIAL="5m": expected a duration not longer than RECOVERY_BACKOFF_MAX (4m)',
+      'expected a duration not longer than RECOVERY_BACKOFF_MAX (4m)',
     ],
-    [
-      { RECOVERY_MAX_ATTEMPTS: '0' },
-      'RECOVERY_MAX_ATTEMPTS="0": expected a whole number from 1 to 100',
-    ],
-    [{ RECOVERY_MAX_ATTEMPTS: '101' }, 'RECOVERY_MAX_ATTEMPTS="101": expected a whole number'],
-    [{ RECOVERY_MAX_ATTEMPTS: '2.5' }, 'RECOVERY_MAX_ATTEMPTS="2.5": expected a whole number'],
-    [{ RECOVERY_MAX_ATTEMPTS: 'five' }, 'RECOVERY_MAX_ATTEMPTS="five": expected a whole number'],
-    [{ RECOVERY_MAX_ATTEMPTS: '-3' }, 'RECOVERY_MAX_ATTEMPTS="-3": expected a whole number'],
-    [
-      { RECOVERY_MODE: 'Enforce' },
-      'RECOVERY_MODE="Enforce": expected one of enforce, observe, off',
-    ],
-    [
-      { RECOVERY_MODE: 'dry-run' },
-      'RECOVERY_MODE="dry-run": expected one of enforce, observe, off',
-    ],
-  ])('rejects %j naming the variable', (env, fragment) => {
+    [{ RECOVERY_MAX_ATTEMPTS: '0' }, 'expected a whole number from 1 to 100'],
+    [{ RECOVERY_MAX_ATTEMPTS: '101' }, 'expected a whole number'],
+    [{ RECOVERY_MAX_ATTEMPTS: '2.5' }, 'expected a whole number'],
+    [{ RECOVERY_MAX_ATTEMPTS: 'five' }, 'expected a whole number'],
+    [{ RECOVERY_MAX_ATTEMPTS: '-3' }, 'expected a whole number'],
+    [{ RECOVERY_MODE: 'Enforce' }, 'expected one of enforce, observe, off'],
+    [{ RECOVERY_MODE: 'dry-run' }, 'expected one of enforce, observe, off'],
+  ])('rejects %j naming the variable', (env, problem) => {
+    const [name, value] = Object.entries(env)[0]!;
     expect(() => parseRecoveryConfig(env)).toThrow(ConfigError);
-    expect(() => parseRecoveryConfig(env)).toThrow(fragment);
+    expect(() => parseRecoveryConfig(env)).toThrow(`${name}="${value}": ${problem}`);
   });
 
   it('collects every problem into one error', () => {

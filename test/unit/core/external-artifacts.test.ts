@@ -12,9 +12,11 @@ import {
   withObserved,
   LABEL_GENERATOR,
   type ArtifactGenerator,
+  type EaDrift,
   type ExternalArtifact,
   type HealDecision,
   type InventoryEntry,
+  type RecreateTarget,
 } from '../../../shared/core/index.js';
 
 const NS = 'cozy-system';
@@ -111,58 +113,41 @@ function ag(
 
 const inStep = [ea('a', 'sha256:a1'), ea('b', 'sha256:b1')];
 const leave = (why: string): HealDecision => ({ kind: 'leave', why }) as HealDecision;
+const missing = (name: string): EaDrift => ({ kind: 'missing', namespace: NS, name });
+const changed = (name: string): EaDrift => ({ kind: 'digest', namespace: NS, name });
+/** The drifted ExternalArtifact `a` (uid u-a) to recreate, as last written by `owner`. */
+const recreateA = (owner: string, resourceVersion: string): RecreateTarget => ({
+  namespace: NS,
+  name: 'a',
+  uid: 'u-a',
+  resourceVersion,
+  owner,
+});
+const heal = (drift: EaDrift[], recreate: RecreateTarget[] = [], bump = true): HealDecision => ({
+  kind: 'heal',
+  drift,
+  recreate,
+  bump,
+});
+const pending = { 'reconcile.fluxcd.io/requestedAt': 't2' };
+const handled = { 'reconcile.fluxcd.io/requestedAt': 't1' };
 
 describe('decideHeal: the table', () => {
   it.each<[string, ArtifactGenerator, ExternalArtifact[], HealDecision]>([
     ['in step', ag(), inStep, leave('in-step')],
-    [
-      'an ExternalArtifact deleted',
-      ag(),
-      [ea('b', 'sha256:b1')],
-      {
-        kind: 'heal',
-        drift: [{ kind: 'missing', namespace: NS, name: 'a' }],
-        recreate: [],
-        bump: true,
-      },
-    ],
-    [
-      'every ExternalArtifact deleted',
-      ag(),
-      [],
-      {
-        kind: 'heal',
-        drift: [
-          { kind: 'missing', namespace: NS, name: 'a' },
-          { kind: 'missing', namespace: NS, name: 'b' },
-        ],
-        recreate: [],
-        bump: true,
-      },
-    ],
+    ['an ExternalArtifact deleted', ag(), [ea('b', 'sha256:b1')], heal([missing('a')])],
+    ['every ExternalArtifact deleted', ag(), [], heal([missing('a'), missing('b')])],
     [
       'digest changed by kubectl patch (the patcher owns it): recreate and bump',
       ag(),
       [ea('a', 'sha256:evil', 'kubectl-patch', { uid: 'u-a', rv: '150' }), ea('b', 'sha256:b1')],
-      {
-        kind: 'heal',
-        drift: [{ kind: 'digest', namespace: NS, name: 'a' }],
-        recreate: [
-          { namespace: NS, name: 'a', uid: 'u-a', resourceVersion: '150', owner: 'kubectl-patch' },
-        ],
-        bump: true,
-      },
+      heal([changed('a')], [recreateA('kubectl-patch', '150')]),
     ],
     [
       'digest changed and no one owns it (managedFields cleared): bump only',
       ag(),
       [ea('a', 'sha256:evil', 'none'), ea('b', 'sha256:b1')],
-      {
-        kind: 'heal',
-        drift: [{ kind: 'digest', namespace: NS, name: 'a' }],
-        recreate: [],
-        bump: true,
-      },
+      heal([changed('a')]),
     ],
     [
       'digest differs but source-watcher wrote it (a build in flight): honest',
@@ -205,51 +190,32 @@ describe('decideHeal: the table', () => {
     ],
     [
       'a requestedAt not handled yet (our bump, or flux reconcile)',
-      ag({ annotations: { 'reconcile.fluxcd.io/requestedAt': 't2' }, lastHandled: 't1' }),
+      ag({ annotations: pending, lastHandled: 't1' }),
       [],
       leave('request-pending'),
     ],
     [
       'a handled requestedAt does not block',
-      ag({ annotations: { 'reconcile.fluxcd.io/requestedAt': 't1' }, lastHandled: 't1' }),
+      ag({ annotations: handled, lastHandled: 't1' }),
       [ea('b', 'sha256:b1')],
-      {
-        kind: 'heal',
-        drift: [{ kind: 'missing', namespace: NS, name: 'a' }],
-        recreate: [],
-        bump: true,
-      },
+      heal([missing('a')]),
     ],
     [
       'request pending and a foreign-owned digest: recreate, no second bump',
-      ag({ annotations: { 'reconcile.fluxcd.io/requestedAt': 't2' }, lastHandled: 't1' }),
+      ag({ annotations: pending, lastHandled: 't1' }),
       [ea('a', 'sha256:evil', 'kubectl-edit', { uid: 'u-a', rv: '7' }), ea('b', 'sha256:b1')],
-      {
-        kind: 'heal',
-        drift: [{ kind: 'digest', namespace: NS, name: 'a' }],
-        recreate: [
-          { namespace: NS, name: 'a', uid: 'u-a', resourceVersion: '7', owner: 'kubectl-edit' },
-        ],
-        bump: false,
-      },
+      heal([changed('a')], [recreateA('kubectl-edit', '7')], false),
     ],
     [
       'failed by the conflict (ReconciliationFailed), foreign owner still there: recreate and bump',
       ag({
         ready: 'False',
         reason: 'ReconciliationFailed',
-        annotations: { 'reconcile.fluxcd.io/requestedAt': 't1' },
+        annotations: handled,
         lastHandled: 't1',
       }),
       [ea('a', 'sha256:evil', 'kubectl-patch', { uid: 'u-a', rv: '9' }), ea('b', 'sha256:b1')],
-      {
-        kind: 'heal',
-        drift: [{ kind: 'digest', namespace: NS, name: 'a' }],
-        recreate: [
-          { namespace: NS, name: 'a', uid: 'u-a', resourceVersion: '9', owner: 'kubectl-patch' },
-        ],
-        bump: true,
-      },
+      heal([changed('a')], [recreateA('kubectl-patch', '9')]),
     ],
     [
       'failing honestly (BuildFailed) with an ExternalArtifact missing: left to source-watcher',

@@ -1,4 +1,5 @@
-// Builders for ArtifactGenerators and PackageSources used by the core unit tests.
+// Builders for ArtifactGenerators and PackageSources used by the core unit tests (their Ready
+// conditions: ./ready-conditions.ts).
 
 import {
   ANNOTATION_ATTEMPTS,
@@ -13,6 +14,7 @@ import {
   type PackageSource,
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
+import { progressing } from './ready-conditions.js';
 
 export const SEC = 1000;
 export const MIN = 60 * SEC;
@@ -28,42 +30,6 @@ export const CFG: RecoveryConfig = Object.freeze({
 });
 
 export const cfgWith = (over: Partial<RecoveryConfig>): RecoveryConfig => ({ ...CFG, ...over });
-
-export const progressing = (at: number, generation = 1): Condition => ({
-  type: 'Ready',
-  status: 'Unknown',
-  reason: 'Progressing',
-  message: 'Reconciliation in progress',
-  lastTransitionTime: formatTimeSeconds(at),
-  observedGeneration: generation,
-});
-
-export const succeeded = (at: number, generation = 1): Condition => ({
-  type: 'Ready',
-  status: 'True',
-  reason: 'Succeeded',
-  message: 'reconciliation succeeded, generated 1 artifact(s)',
-  lastTransitionTime: formatTimeSeconds(at),
-  observedGeneration: generation,
-});
-
-export const buildFailed = (at: number, generation = 1): Condition => ({
-  type: 'Ready',
-  status: 'False',
-  reason: 'BuildFailed',
-  message: 'build failed: copy: no such file',
-  lastTransitionTime: formatTimeSeconds(at),
-  observedGeneration: generation,
-});
-
-export const marker = (at: number, generation = 1): Condition => ({
-  type: 'Ready',
-  status: 'False',
-  reason: 'SourceWatcherRecoveryForced',
-  message: 'forced by source-watcher-recovery',
-  lastTransitionTime: formatTimeSeconds(at),
-  observedGeneration: generation,
-});
 
 export const reconciling: Condition = {
   type: 'Reconciling',

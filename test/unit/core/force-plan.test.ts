@@ -7,15 +7,8 @@ import {
   requestedAtFor,
   type ArtifactGenerator,
 } from '../../../shared/core/index.js';
-import {
-  buildFailed,
-  makeAg,
-  marker,
-  progressing,
-  reconciling,
-  STALL,
-  succeeded,
-} from './fixtures.js';
+import { makeAg, reconciling, STALL } from './fixtures.js';
+import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 const NOW = Date.UTC(2026, 10, 29, 16, 35, 7, 450);
 

@@ -11,8 +11,11 @@ import {
   RESUME_SETTLE_MS,
   type ArtifactGenerator,
   type Decision,
+  type GateReason,
 } from '../../../shared/core/index.js';
-import { CFG, makeAg, marker, MIN, progressing, SEC, STALL } from './fixtures.js';
+import { force, resume, wait } from './decisions.js';
+import { CFG, makeAg, MIN, SEC, STALL } from './fixtures.js';
+import { marker, progressing } from './ready-conditions.js';
 
 const CLAIM = STALL + 5 * MIN;
 const NOW = CLAIM + RESUME_SETTLE_MS + 5 * SEC;
@@ -27,46 +30,37 @@ const claimed = (requestedAt: number | string | undefined, ready = marker(CLAIM)
   });
 
 describe('decide: a foreign requestedAt is not an unfinished force', () => {
-  const wait = (gate: 'own-marker' | 'rebuilding'): Decision => ({
-    kind: 'wait',
-    attempts: 2,
-    until: CLAIM + MIN,
-    gate,
-  });
-  const resume = (gate: 'own-marker' | 'rebuilding'): Decision => ({
-    kind: 'resume',
-    attempt: 2,
-    gate,
-  });
+  const waiting = (gate: GateReason): Decision => wait(2, CLAIM + MIN, gate);
+  const resuming = (gate: GateReason): Decision => resume(2, gate);
   it.each<[string, ArtifactGenerator, Decision]>([
     // Foreign: written after our claim.
     [
       'flux reconcile 5 s after the claim (marker in place)',
       claimed(CLAIM + 5 * SEC),
-      wait('own-marker'),
+      waiting('own-marker'),
     ],
     [
       'flux reconcile after the claim; source-watcher already Progressing',
       claimed(CLAIM + 5 * SEC, progressing(CLAIM + 6 * SEC)),
-      wait('rebuilding'),
+      waiting('rebuilding'),
     ],
-    ['one millisecond after the claim', claimed(CLAIM + 1), wait('own-marker')],
-    ['a person writes a time far ahead', claimed('2099-01-01T00:00:00Z'), wait('own-marker')],
+    ['one millisecond after the claim', claimed(CLAIM + 1), waiting('own-marker')],
+    ['a person writes a time far ahead', claimed('2099-01-01T00:00:00Z'), waiting('own-marker')],
     [
       'RFC 3339 without fraction, after the claim',
       claimed(new Date(CLAIM + 2 * SEC).toISOString().replace('.000', '')),
-      wait('own-marker'),
+      waiting('own-marker'),
     ],
     // Ours: the force is finished.
-    ['equal to the claim', claimed(CLAIM), wait('own-marker')],
+    ['equal to the claim', claimed(CLAIM), waiting('own-marker')],
     // Ours, unfinished: the bump before the claim is still there, or none, or unreadable.
-    ['older than the claim (the previous bump)', claimed(CLAIM - 2 * MIN), resume('own-marker')],
-    ['missing', claimed(undefined), resume('own-marker')],
-    ['not a time', claimed('now'), resume('own-marker')],
+    ['older than the claim (the previous bump)', claimed(CLAIM - 2 * MIN), resuming('own-marker')],
+    ['missing', claimed(undefined), resuming('own-marker')],
+    ['not a time', claimed('now'), resuming('own-marker')],
     [
       'older than the claim; marker write lost too',
       claimed(CLAIM - 2 * MIN, progressing(STALL)),
-      resume('rebuilding'),
+      resuming('rebuilding'),
     ],
   ])('%s', (_label, ag, decision) => {
     expect(decide(ag, NOW, CFG)).toEqual(decision);
@@ -79,11 +73,7 @@ describe('decide: a foreign requestedAt is not an unfinished force', () => {
   });
 
   it('after the window a foreign bump does not stop the next force', () => {
-    expect(decide(claimed(CLAIM + 5 * SEC), CLAIM + MIN, CFG)).toEqual({
-      kind: 'force',
-      attempt: 3,
-      gate: 'own-marker',
-    });
+    expect(decide(claimed(CLAIM + 5 * SEC), CLAIM + MIN, CFG)).toEqual(force(3, 'own-marker'));
   });
 });
 

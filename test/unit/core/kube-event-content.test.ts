@@ -25,6 +25,33 @@ import { CFG, STALL } from './fixtures.js';
 
 const AG: EventSubject = { namespace: 'cozy-system', name: 'pkg-01', uid: 'uid-1' };
 const T = STALL + 1234;
+/** The Event's references to the AG and to its PackageSource. */
+const AG_REF = {
+  apiVersion: 'source.extensions.fluxcd.io/v1beta1',
+  kind: 'ArtifactGenerator',
+  namespace: 'cozy-system',
+  name: 'pkg-01',
+  uid: 'uid-1',
+};
+/** What every Event that pod-a reports at T holds, in the given namespace. */
+const eventByPodA = (namespace: string) => ({
+  apiVersion: 'events.k8s.io/v1',
+  kind: 'Event',
+  metadata: { namespace },
+  reportingController: REPORTING_CONTROLLER,
+  reportingInstance: 'pod-a',
+  eventTime: '2026-11-29T16:30:01.234000Z',
+});
+/** The first of five forces, and the verdict without and with its PackageSource's uid. */
+const FORCE_1: EventStep = { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T };
+const VERDICT_NO_UID: StalledStep = {
+  kind: 'stalled',
+  attempts: 5,
+  claimAt: T,
+  packageSource: 'pkg-01',
+};
+const VERDICT: StalledStep = { ...VERDICT_NO_UID, packageSourceUid: 'ps-uid-1' };
+const PS_REF = { apiVersion: 'cozystack.io/v1alpha1', kind: 'PackageSource', name: 'pkg-01' };
 
 describe('stepContent', () => {
   it.each<[string, EventStep, string, string, 'Normal' | 'Warning', RegExp]>([
@@ -60,7 +87,7 @@ describe('stepContent', () => {
     ],
     [
       'give-up',
-      { kind: 'stalled', attempts: 5, claimAt: T, packageSource: 'pkg-01' },
+      VERDICT_NO_UID,
       'SourceWatcherStalled',
       'GiveUp',
       'Warning',
@@ -119,93 +146,40 @@ describe('a force says how its stall was found (degraded early detection shows w
 
 describe('buildEvent', () => {
   it('regards the AG (uid included), names the controller and instance, eventTime in µs', () => {
-    const e = buildEvent(
-      { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T },
-      AG,
-      'pod-a',
-      T,
-    );
+    const e = buildEvent(FORCE_1, AG, 'pod-a', T);
     expect(e).toMatchObject({
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
-      metadata: { namespace: 'cozy-system' },
-      reportingController: REPORTING_CONTROLLER,
-      reportingInstance: 'pod-a',
-      eventTime: '2026-11-29T16:30:01.234000Z',
-      regarding: {
-        apiVersion: 'source.extensions.fluxcd.io/v1beta1',
-        kind: 'ArtifactGenerator',
-        namespace: 'cozy-system',
-        name: 'pkg-01',
-        uid: 'uid-1',
-      },
+      ...eventByPodA('cozy-system'),
+      regarding: AG_REF,
     });
     expect(e.related).toBeUndefined();
     expect(e.series).toBeUndefined();
     expect(isDns1123Subdomain(e.metadata.name)).toBe(true);
   });
 
-  it('the verdict names the PackageSource (uid when known) as the related object', () => {
-    const e = buildEvent(
-      {
-        kind: 'stalled',
-        attempts: 5,
-        claimAt: T,
-        packageSource: 'pkg-01',
-        packageSourceUid: 'ps-1',
-      },
-      AG,
-      'pod-a',
-      T,
-    );
-    expect(e.related).toEqual({
-      apiVersion: 'cozystack.io/v1alpha1',
-      kind: 'PackageSource',
-      name: 'pkg-01',
-      uid: 'ps-1',
-    });
-  });
-
-  it('the verdict without the PackageSource uid still names it as the related object', () => {
-    const e = buildEvent(
-      { kind: 'stalled', attempts: 5, claimAt: T, packageSource: 'pkg-01' },
-      AG,
-      'pod-a',
-      T,
-    );
-    expect(e.related).toEqual({
-      apiVersion: 'cozystack.io/v1alpha1',
-      kind: 'PackageSource',
-      name: 'pkg-01',
-    });
+  it.each<[string, { packageSourceUid?: string }, object]>([
+    [
+      'the verdict names the PackageSource (uid when known) as the related object',
+      { packageSourceUid: 'ps-1' },
+      { ...PS_REF, uid: 'ps-1' },
+    ],
+    ['the verdict without the PackageSource uid still names it as the related object', {}, PS_REF],
+  ])('%s', (_name, uid, related) => {
+    const e = buildEvent({ ...VERDICT_NO_UID, ...uid }, AG, 'pod-a', T);
+    expect(e.related).toEqual(related);
     expect(e.type).toBe('Warning');
   });
 
   it('the name does not depend on the replica or the moment it is reported', () => {
-    const step: EventStep = { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T };
-    const a = buildEvent(step, AG, 'pod-a', T);
-    const b = buildEvent(step, AG, 'pod-b', T + 5000);
+    const a = buildEvent(FORCE_1, AG, 'pod-a', T);
+    const b = buildEvent(FORCE_1, AG, 'pod-b', T + 5000);
     expect(a.metadata.name).toBe(b.metadata.name);
   });
 
   it('reportingInstance is cut to 128 characters', () => {
-    const e = buildEvent(
-      { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T },
-      AG,
-      'p'.repeat(300),
-      T,
-    );
+    const e = buildEvent(FORCE_1, AG, 'p'.repeat(300), T);
     expect(e.reportingInstance).toHaveLength(128);
   });
 });
-
-const VERDICT: StalledStep = {
-  kind: 'stalled',
-  attempts: 5,
-  claimAt: T,
-  packageSource: 'pkg-01',
-  packageSourceUid: 'ps-uid-1',
-};
 
 describe('the verdict on the PackageSource', () => {
   it.each<[string, string, RegExp]>([
@@ -240,29 +214,13 @@ describe('the verdict on the PackageSource', () => {
     const e = buildPackageSourceEvent(VERDICT, AG, 'pod-a', T);
     expect(CLUSTER_SCOPED_EVENTS_NAMESPACE).toBe('default');
     expect(e).toMatchObject({
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
-      metadata: { namespace: 'default' },
-      reportingController: REPORTING_CONTROLLER,
-      reportingInstance: 'pod-a',
-      eventTime: '2026-11-29T16:30:01.234000Z',
+      ...eventByPodA('default'),
       reason: 'SourceWatcherStalled',
       action: 'GiveUp',
       type: 'Warning',
     });
-    expect(e?.regarding).toEqual({
-      apiVersion: 'cozystack.io/v1alpha1',
-      kind: 'PackageSource',
-      name: 'pkg-01',
-      uid: 'ps-uid-1',
-    });
-    expect(e?.related).toEqual({
-      apiVersion: 'source.extensions.fluxcd.io/v1beta1',
-      kind: 'ArtifactGenerator',
-      namespace: 'cozy-system',
-      name: 'pkg-01',
-      uid: 'uid-1',
-    });
+    expect(e?.regarding).toEqual({ ...PS_REF, uid: 'ps-uid-1' });
+    expect(e?.related).toEqual(AG_REF);
     expect(e?.series).toBeUndefined();
   });
 
@@ -302,7 +260,7 @@ describe('the verdict on the PackageSource', () => {
 
   it.each<[string, StalledStep]>([
     ['no PackageSource', { ...VERDICT, packageSource: null, packageSourceUid: null }],
-    ['no uid', { kind: 'stalled', attempts: 5, claimAt: T, packageSource: 'pkg-01' }],
+    ['no uid', VERDICT_NO_UID],
     ['an empty uid', { ...VERDICT, packageSourceUid: '' }],
     ['a uid over 128 characters', { ...VERDICT, packageSourceUid: 'u'.repeat(129) }],
     ['a malformed name', { ...VERDICT, packageSource: 'Not_A_Name' }],
@@ -312,7 +270,7 @@ describe('the verdict on the PackageSource', () => {
   });
 
   it.each<[string, EventStep, string[]]>([
-    ['a force', { kind: 'forced', attempt: 1, maxAttempts: 5, claimAt: T }, ['cozy-system']],
+    ['a force', FORCE_1, ['cozy-system']],
     ['the verdict with its PackageSource', VERDICT, ['cozy-system', 'default']],
   ])('buildEvents for %s: the namespaces of its Events', (_, step, namespaces) => {
     expect(buildEvents(step, AG, 'pod-a', T).map((e) => e.metadata.namespace)).toEqual(namespaces);

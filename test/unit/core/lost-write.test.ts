@@ -16,17 +16,9 @@ import {
   outputsMovedWhileUnknown,
   type ArtifactGenerator,
 } from '../../../shared/core/index.js';
-import {
-  buildFailed,
-  CFG,
-  cfgWith,
-  makeAg,
-  marker,
-  progressing,
-  SEC,
-  STALL,
-  succeeded,
-} from './fixtures.js';
+import { force, healthy, ignore } from './decisions.js';
+import { CFG, cfgWith, makeAg, SEC, STALL } from './fixtures.js';
+import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 type Mutate = (ag: ArtifactGenerator) => void;
 
@@ -157,11 +149,7 @@ describe('the signal in the gate and the decision table', () => {
   it('opens the gate as lost-write before the time rule would', () => {
     expect(gateReason(stuckNow, NOW, CFG)).toBeNull();
     expect(gateReason(stuckNow, NOW, CFG, LOST_WRITE)).toBe('lost-write');
-    expect(decide(stuckNow, NOW, CFG, LOST_WRITE)).toEqual({
-      kind: 'force',
-      attempt: 1,
-      gate: 'lost-write',
-    });
+    expect(decide(stuckNow, NOW, CFG, LOST_WRITE)).toEqual(force(1, 'lost-write'));
     expect(nextCheckAt(stuckNow, NOW, CFG, decide(stuckNow, NOW, CFG, LOST_WRITE))).toBe(NOW);
   });
 
@@ -174,19 +162,13 @@ describe('the signal in the gate and the decision table', () => {
 
   it('is ignored in mode off, and for an AG being deleted', () => {
     expect(decide(stuckNow, NOW, cfgWith({ mode: 'off' }), LOST_WRITE).kind).toBe('healthy');
-    expect(decide(makeAg({ deleting: true }), NOW, CFG, LOST_WRITE)).toEqual({
-      kind: 'ignore',
-      why: 'deleting',
-    });
+    expect(decide(makeAg({ deleting: true }), NOW, CFG, LOST_WRITE)).toEqual(ignore('deleting'));
   });
 
   it('does not open the gate for an AG that no longer has the stall shape', () => {
-    const healthy = makeAg({ ready: succeeded(STALL) });
-    expect(gateReason(healthy, NOW, CFG, LOST_WRITE)).toBeNull();
-    expect(decide(healthy, NOW, CFG, LOST_WRITE)).toEqual({
-      kind: 'healthy',
-      clearTracking: false,
-    });
+    const settled = makeAg({ ready: succeeded(STALL) });
+    expect(gateReason(settled, NOW, CFG, LOST_WRITE)).toBeNull();
+    expect(decide(settled, NOW, CFG, LOST_WRITE)).toEqual(healthy);
   });
 
   it('counts like any other force: attempts and backoff are unchanged', () => {
@@ -202,11 +184,7 @@ describe('the signal in the gate and the decision table', () => {
       attempts: 1,
       gate: 'rebuilding',
     });
-    expect(decide(afterForce, STALL + 30 * SEC, CFG, LOST_WRITE)).toEqual({
-      kind: 'force',
-      attempt: 2,
-      gate: 'rebuilding',
-    });
+    expect(decide(afterForce, STALL + 30 * SEC, CFG, LOST_WRITE)).toEqual(force(2, 'rebuilding'));
   });
 
   it.each<[string, ArtifactGenerator, boolean]>([

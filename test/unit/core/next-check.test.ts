@@ -5,18 +5,8 @@ import {
   type ArtifactGenerator,
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
-import {
-  buildFailed,
-  CFG,
-  cfgWith,
-  makeAg,
-  marker,
-  MIN,
-  progressing,
-  SEC,
-  STALL,
-  succeeded,
-} from './fixtures.js';
+import { CFG, cfgWith, makeAg, MIN, SEC, STALL } from './fixtures.js';
+import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 const forced = (attempts: number, last: number): ArtifactGenerator =>
   makeAg({

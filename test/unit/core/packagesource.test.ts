@@ -11,23 +11,20 @@ import {
   type Condition,
   type OwnerReference,
   type PackageSource,
+  type RecoveryMode,
 } from '../../../shared/core/index.js';
-import {
-  buildFailed,
-  CFG,
-  cfgWith,
-  makeAg,
-  makePs,
-  marker,
-  MIN,
-  progressing,
-  SEC,
-  STALL,
-  succeeded,
-} from './fixtures.js';
+import { CFG, cfgWith, makeAg, makePs, MIN, SEC, STALL } from './fixtures.js';
+import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 const NOW = STALL + 20 * MIN;
 const PS_GEN = 7;
+const MODES: RecoveryMode[] = ['enforce', 'observe', 'off'];
+const ready = (status: string, reason: string, rest: Partial<Condition> = {}): Condition => ({
+  type: 'Ready',
+  status,
+  reason,
+  ...rest,
+});
 
 describe('controllingPackageSource', () => {
   const ref = (over: Partial<OwnerReference>): ArtifactGenerator => {
@@ -105,11 +102,7 @@ describe('desiredPackageSourceReady: honest copy-through', () => {
     });
   });
 
-  it.each<[string, 'enforce' | 'observe' | 'off']>([
-    ['enforce', 'enforce'],
-    ['observe', 'observe'],
-    ['off', 'off'],
-  ])('Ready missing -> ArtifactGeneratorNotReady in mode %s too', (_label, mode) => {
+  it.each(MODES)('Ready missing -> ArtifactGeneratorNotReady in mode %s too', (mode) => {
     const ag = makeAg({ ready: null, created: NOW - 5 * SEC });
     expect(desiredPackageSourceReady(ag, makePs(), NOW, cfgWith({ mode }))?.reason).toBe(
       'ArtifactGeneratorNotReady',
@@ -174,12 +167,9 @@ describe('desiredPackageSourceReady: recovery in progress', () => {
     ],
   ])('%s: Unknown/AwaitingSourceWatcherRecovery', (_label, ag, message) => {
     const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
-    expect(out).toMatchObject({
-      type: 'Ready',
-      status: 'Unknown',
-      reason: 'AwaitingSourceWatcherRecovery',
-      observedGeneration: PS_GEN,
-    });
+    expect(out).toMatchObject(
+      ready('Unknown', 'AwaitingSourceWatcherRecovery', { observedGeneration: PS_GEN }),
+    );
     expect(out?.message).toMatch(message);
   });
 
@@ -202,13 +192,12 @@ describe('desiredPackageSourceReady: stalled', () => {
   it('False/SourceWatcherStalled with an operator-actionable message', () => {
     const ag = makeAg({ ready: marker(STALL), attempts: '5', last: NOW - 5 * MIN });
     const out = desiredPackageSourceReady(ag, makePs(), NOW, CFG);
-    expect(out).toMatchObject({
-      type: 'Ready',
-      status: 'False',
-      reason: 'SourceWatcherStalled',
-      observedGeneration: PS_GEN,
-      lastTransitionTime: formatTimeSeconds(NOW),
-    });
+    expect(out).toMatchObject(
+      ready('False', 'SourceWatcherStalled', {
+        observedGeneration: PS_GEN,
+        lastTransitionTime: formatTimeSeconds(NOW),
+      }),
+    );
     for (const part of [
       'cozy-system/cozystack-platform',
       'after 5 force-drift attempt(s)',
@@ -222,11 +211,7 @@ describe('desiredPackageSourceReady: stalled', () => {
 });
 
 describe('desiredPackageSourceReady: the marker never leaks', () => {
-  it.each<[string, 'enforce' | 'observe' | 'off']>([
-    ['enforce', 'enforce'],
-    ['observe', 'observe'],
-    ['off', 'off'],
-  ])('mode %s', (_label, mode) => {
+  it.each(MODES)('mode %s', (mode) => {
     const ag = makeAg({ ready: marker(NOW - MIN) });
     const out = desiredPackageSourceReady(ag, makePs(), NOW, cfgWith({ mode }));
     expect(out?.reason).toBe('AwaitingSourceWatcherRecovery');
@@ -246,43 +231,26 @@ describe('desiredPackageSourceReady: the marker never leaks', () => {
 
 describe('desiredPackageSourceReady: lastTransitionTime of synthetic conditions', () => {
   const earlier = formatTimeSeconds(NOW - 3 * MIN);
+  const since = { lastTransitionTime: earlier };
   it.each<[string, Condition | undefined, string]>([
     [
       'status unchanged -> kept',
-      {
-        type: 'Ready',
-        status: 'Unknown',
-        reason: 'AwaitingSourceWatcherRecovery',
-        message: 'older text',
-        lastTransitionTime: earlier,
-      },
+      ready('Unknown', 'AwaitingSourceWatcherRecovery', { message: 'older text', ...since }),
       earlier,
     ],
     [
       'status unchanged from a copied Progressing -> kept',
-      {
-        type: 'Ready',
-        status: 'Unknown',
-        reason: 'Progressing',
-        message: 'x',
-        lastTransitionTime: earlier,
-      },
+      ready('Unknown', 'Progressing', { message: 'x', ...since }),
       earlier,
     ],
     [
       'status changed -> now',
-      {
-        type: 'Ready',
-        status: 'True',
-        reason: 'Succeeded',
-        message: 'x',
-        lastTransitionTime: earlier,
-      },
+      ready('True', 'Succeeded', { message: 'x', ...since }),
       formatTimeSeconds(NOW),
     ],
     [
       'status unchanged but time unparseable -> now',
-      { type: 'Ready', status: 'Unknown', reason: 'X', message: 'x', lastTransitionTime: 'junk' },
+      ready('Unknown', 'X', { message: 'x', lastTransitionTime: 'junk' }),
       formatTimeSeconds(NOW),
     ],
     ['no Ready yet -> now', undefined, formatTimeSeconds(NOW)],

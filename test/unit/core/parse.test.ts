@@ -8,7 +8,8 @@ import {
   parseArtifactGenerator,
   parsePackageSource,
 } from '../../../shared/core/index.js';
-import { makeAg, makePs, succeeded, STALL } from './fixtures.js';
+import { makeAg, makePs, STALL } from './fixtures.js';
+import { succeeded } from './ready-conditions.js';
 
 const meta = { name: 'a', namespace: 'n' };
 

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isStuck, type ArtifactGenerator } from '../../../shared/core/index.js';
-import {
-  buildFailed,
-  CFG,
-  makeAg,
-  marker,
-  MIN,
-  progressing,
-  SEC,
-  STALL,
-  succeeded,
-} from './fixtures.js';
+import { CFG, makeAg, MIN, SEC, STALL } from './fixtures.js';
+import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
 
 const noStatus = (): ArtifactGenerator => {
   const ag = makeAg();

@@ -19,7 +19,8 @@ import {
   type PackageSource,
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
-import { makeAg, makePs, progressing, STALL, succeeded } from './fixtures.js';
+import { makeAg, makePs, STALL } from './fixtures.js';
+import { progressing, succeeded } from './ready-conditions.js';
 import { formatTimeSeconds } from '../../../shared/core/index.js';
 
 /**
@@ -63,6 +64,13 @@ export interface Run {
 }
 
 const MAX_STEPS = 2000;
+
+/** Source-watcher never answers a force. */
+export const NO_ANSWER: Scenario['answers'][number] = { answer: 'none', delayMs: 0 };
+
+/** A run with these answers, no lost writes and no extra events. */
+export const answered = (cfg: RecoveryConfig, answers: Scenario['answers']): Run =>
+  simulate({ cfg, answers, losses: [], extraEventsMs: [] });
 
 export function simulate(s: Scenario): Run {
   let ag = makeAg();

@@ -13,6 +13,8 @@ import {
 } from '../../../shared/core/index.js';
 import { CFG, MIN, SEC, STALL } from './fixtures.js';
 import {
+  answered,
+  NO_ANSWER,
   simulate,
   SW_RETRY_MS,
   type Scenario,
@@ -123,29 +125,18 @@ describe('timeline properties (one AG, random events and source-watcher answers)
   });
 
   it('the storm case of issue 19: force 3 ends in ReconciliationFailed, the retry stalls again 750 ms later, and force 4 is attempt 4 (not a new attempt 1)', () => {
-    const cfg = DEFAULT_RECOVERY_CONFIG;
-    const run = simulate({
-      cfg,
-      answers: [
-        { answer: 'progressing', delayMs: 200 },
-        { answer: 'progressing', delayMs: 200 },
-        { answer: 'fail-then-stall', delayMs: 300 },
-        { answer: 'none', delayMs: 0 },
-      ],
-      losses: [],
-      extraEventsMs: [],
-    });
+    const run = answered(DEFAULT_RECOVERY_CONFIG, [
+      { answer: 'progressing', delayMs: 200 },
+      { answer: 'progressing', delayMs: 200 },
+      { answer: 'fail-then-stall', delayMs: 300 },
+      { answer: 'none', delayMs: 0 },
+    ]);
     expect(run.forces.map((f) => f.attempt)).toEqual([1, 2, 3, 4, 5]);
     expect(run.giveUpAt).toBe(STALL + 14 * MIN + 1);
   });
 
   it('with the product defaults, no signal and no answer, the verdict lands at stall + 14 min, inside the 15-minute HelmRelease budget', () => {
-    const run = simulate({
-      cfg: DEFAULT_RECOVERY_CONFIG,
-      answers: [{ answer: 'none', delayMs: 0 }],
-      losses: [],
-      extraEventsMs: [],
-    });
+    const run = answered(DEFAULT_RECOVERY_CONFIG, [NO_ANSWER]);
     expect(run.forces.map((f) => (f.at - STALL) / SEC)).toEqual([
       150.001, 180.001, 240.001, 360.001, 600.001,
     ]);
@@ -154,12 +145,7 @@ describe('timeline properties (one AG, random events and source-watcher answers)
   });
 
   it('with the reference grace (30 s) and no answer, the verdict lands at stall + 12 min exactly', () => {
-    const run = simulate({
-      cfg: CFG,
-      answers: [{ answer: 'none', delayMs: 0 }],
-      losses: [],
-      extraEventsMs: [],
-    });
+    const run = answered(CFG, [NO_ANSWER]);
     expect(run.forces.map((f) => (f.at - STALL) / SEC)).toEqual([
       30.001, 60.001, 120.001, 240.001, 480.001,
     ]);

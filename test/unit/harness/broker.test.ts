@@ -1,79 +1,34 @@
-import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { CloudEvent, HTTP } from 'cloudevents';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Broker } from '../../harness/knative/broker.js';
 import type { BrokerOptions } from '../../harness/knative/broker.js';
+import type { AnyEvent } from '../../harness/knative/cloudevent-http.js';
+import {
+  startEventRecorder,
+  type EventRecorder,
+  type RecorderAnswer,
+} from '../../harness/knative/event-recorder.js';
 import type { DeliverySpec, TriggerSpec } from '../../harness/knative/manifests.js';
 
-// ---- a real HTTP subscriber -------------------------------------------------------------------
+// ---- a real HTTP subscriber: the harness's event recorder, answering 200 unless told ---------
 
-interface Received {
-  headers: IncomingHttpHeaders;
-  event: CloudEvent<unknown>;
-  at: number;
-}
-
-interface Answer {
-  status: number;
-  headers?: Record<string, string>;
-  body?: string;
-  delayMs?: number;
-}
-
-interface Subscriber {
-  url: string;
-  received: Received[];
-  close(): Promise<void>;
-}
-
-const servers: Server[] = [];
+const subscribers: EventRecorder[] = [];
 const brokers: Broker[] = [];
 
 async function subscriber(
-  answer: (n: number, event: CloudEvent<unknown>) => Answer = () => ({ status: 200 }),
-): Promise<Subscriber> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const event = HTTP.toEvent({ headers: req.headers, body }) as CloudEvent<unknown>;
-      received.push({ headers: req.headers, event, at: Date.now() });
-      const a = answer(received.length, event);
-      setTimeout(() => {
-        res.writeHead(a.status, a.headers ?? {});
-        res.end(a.body ?? '');
-      }, a.delayMs ?? 0);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.push(server);
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  answer: (n: number, event: AnyEvent | undefined) => RecorderAnswer = () => ({ status: 200 }),
+): Promise<EventRecorder> {
+  const recorder = await startEventRecorder(answer);
+  subscribers.push(recorder);
+  return recorder;
 }
 
 afterEach(async () => {
   await Promise.all(brokers.splice(0).map((b) => b.close()));
-  await Promise.all(
-    servers.splice(0).map(
-      (s) =>
-        new Promise<void>((resolve) => {
-          s.close(() => resolve());
-          s.closeAllConnections();
-        }),
-    ),
-  );
+  const closing = subscribers.splice(0);
+  await Promise.all(closing.map((s) => s.close()));
+  // Every delivery the broker made was a valid CloudEvent.
+  expect(closing.flatMap((s) => s.requests.flatMap((r) => r.error ?? []))).toEqual([]);
 });
 
 // ---- broker fixtures --------------------------------------------------------------------------
@@ -113,6 +68,14 @@ async function startBroker(
   await broker.start();
   return broker;
 }
+
+/** A broker with one Trigger `t` that sends every test.event to the service `a` at `url`. */
+const brokerTo = (
+  url: string,
+  delivery: Partial<DeliverySpec> = {},
+  extra: Partial<BrokerOptions> = {},
+): Promise<Broker> =>
+  startBroker([trigger('t', { type: 'test.event' }, 'a', delivery)], { a: [url] }, extra);
 
 function event(attrs: Record<string, unknown> = {}): CloudEvent<unknown> {
   return new CloudEvent<unknown>({
@@ -164,15 +127,20 @@ describe('Broker routing', () => {
     expect(await postStructured(broker.ingressUrl, other)).toBe(202);
     await broker.idle();
 
-    expect(a.received.map((r) => r.event.id).sort()).toEqual([withKind.id, otherKind.id].sort());
-    expect(b.received.map((r) => r.event.id)).toEqual([withKind.id]);
-    expect(c.received.map((r) => r.event.id)).toEqual([other.id]);
+    expect(
+      a
+        .events()
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual([withKind.id, otherKind.id].sort());
+    expect(b.events().map((e) => e.id)).toEqual([withKind.id]);
+    expect(c.events().map((e) => e.id)).toEqual([other.id]);
     // Delivered in binary mode, attributes and data intact, broker TTL not leaked.
-    const got = b.received[0];
+    const got = b.requests[0];
     expect(got?.headers['ce-id']).toBe(withKind.id);
     expect(got?.headers['ce-kind']).toBe('ArtifactGenerator');
     expect(got?.headers['ce-knativebrokerttl']).toBeUndefined();
-    expect(got?.event.data).toEqual({ hello: 'world' });
+    expect(got?.event?.data).toEqual({ hello: 'world' });
     expect(broker.stats).toMatchObject({
       ingested: 3,
       delivered: { 'by-type': 2, 'by-type-and-kind': 1, 'other-type': 1 },
@@ -191,8 +159,8 @@ describe('Broker routing', () => {
     });
     for (let i = 0; i < 4; i++) broker.ingest(event());
     await broker.idle();
-    expect(r1.received).toHaveLength(2);
-    expect(r2.received).toHaveLength(2);
+    expect(r1.requests).toHaveLength(2);
+    expect(r2.requests).toHaveLength(2);
   });
 
   it('skips a Trigger whose subscriber Service has no replica (not ready)', async () => {
@@ -206,7 +174,7 @@ describe('Broker routing', () => {
     );
     expect(broker.ingest(event())).toEqual(['ready']);
     await broker.idle();
-    expect(a.received).toHaveLength(1);
+    expect(a.requests).toHaveLength(1);
     expect(broker.stats.unready).toBe(1);
     expect(broker.deliveriesTo('unready')).toEqual([]);
   });
@@ -291,7 +259,7 @@ describe('Broker ingress refuses what is not a CloudEvent', () => {
       expect(res.status).toBe(status);
       await broker.idle();
       expect(broker.stats.ingested).toBe(0);
-      expect(a.received).toEqual([]);
+      expect(a.requests).toEqual([]);
       expect(broker.stats.rejected).toBe(status === 400 ? 1 : 0);
     },
   );
@@ -308,14 +276,14 @@ describe('Broker delivery', () => {
     const ev = event();
     broker.ingest(ev);
     await broker.idle();
-    expect(a.received.map((r) => r.event.id)).toEqual([ev.id, ev.id, ev.id]);
+    expect(a.events().map((e) => e.id)).toEqual([ev.id, ev.id, ev.id]);
     expect(broker.deliveriesTo('t').map((d) => [d.attempt, d.status, d.outcome])).toEqual([
       [1, 503, 'retry'],
       [2, 503, 'retry'],
       [3, 200, 'delivered'],
     ]);
     expect(broker.stats).toMatchObject({ redelivered: 2, deadLettered: 0, delivered: { t: 1 } });
-    expect(dls.received).toEqual([]);
+    expect(dls.requests).toEqual([]);
   });
 
   const statuses: { status: number; attempts: number }[] = [
@@ -349,7 +317,7 @@ describe('Broker delivery', () => {
       const ev = event();
       broker.ingest(ev);
       await broker.idle();
-      expect(a.received).toHaveLength(attempts);
+      expect(a.requests).toHaveLength(attempts);
       expect(broker.deadLetters).toHaveLength(1);
       expect(broker.deadLetters[0]).toMatchObject({
         trigger: 't',
@@ -357,8 +325,8 @@ describe('Broker delivery', () => {
         lastStatus: status,
         sink: { url: dls.url, status: 200 },
       });
-      expect(dls.received).toHaveLength(1);
-      const dead = dls.received[0]?.event;
+      expect(dls.requests).toHaveLength(1);
+      const dead = dls.events()[0];
       expect(dead?.id).toBe(ev.id);
       expect(dead?.data).toEqual({ hello: 'world' });
       expect(dead?.knativeerrorcode).toBe(String(status));
@@ -377,9 +345,7 @@ describe('Broker delivery', () => {
   it('treats a transport error as redeliverable and dead-letters it with no status', async () => {
     const gone = await subscriber();
     await gone.close(); // the port now refuses connections
-    const broker = await startBroker([trigger('t', { type: 'test.event' }, 'a', { retry: 2 })], {
-      a: [gone.url],
-    });
+    const broker = await brokerTo(gone.url, { retry: 2 });
     broker.ingest(event());
     await broker.idle();
     expect(broker.deliveriesTo('t').map((d) => d.outcome)).toEqual([
@@ -399,20 +365,14 @@ describe('Broker delivery', () => {
 
   it.each(backoffs)('$policy backoff spaces the retries ($gaps ms)', async ({ policy, gaps }) => {
     const a = await subscriber(() => ({ status: 503 }));
-    const broker = await startBroker(
-      [
-        trigger('t', { type: 'test.event' }, 'a', {
-          retry: 2,
-          backoffPolicy: policy,
-          backoffDelayMs: 40,
-        }),
-      ],
-      { a: [a.url] },
+    const broker = await brokerTo(
+      a.url,
+      { retry: 2, backoffPolicy: policy, backoffDelayMs: 40 },
       { retryDelayScale: 1 },
     );
     broker.ingest(event());
     await broker.idle();
-    const times = a.received.map((r) => r.at);
+    const times = a.requests.map((r) => r.at);
     expect(times).toHaveLength(3);
     const measured = [(times[1] ?? 0) - (times[0] ?? 0), (times[2] ?? 0) - (times[1] ?? 0)];
     expect(measured[0]).toBeGreaterThanOrEqual((gaps[0] ?? 0) - 2);
@@ -422,18 +382,12 @@ describe('Broker delivery', () => {
 
   it('delivers every event twice with duplicateProbability 1', async () => {
     const a = await subscriber();
-    const broker = await startBroker(
-      [trigger('t', { type: 'test.event' }, 'a')],
-      { a: [a.url] },
-      {
-        duplicateProbability: 1,
-      },
-    );
+    const broker = await brokerTo(a.url, {}, { duplicateProbability: 1 });
     const events = [event(), event(), event()];
     for (const ev of events) broker.ingest(ev);
     await broker.idle();
     const counts = new Map<string, number>();
-    for (const r of a.received) counts.set(r.event.id, (counts.get(r.event.id) ?? 0) + 1);
+    for (const e of a.events()) counts.set(e.id, (counts.get(e.id) ?? 0) + 1);
     expect([...counts.entries()].sort()).toEqual(events.map((e) => [e.id, 2]).sort());
     expect(broker.stats.duplicated).toBe(3);
     expect(broker.deliveriesTo('t').filter((d) => d.duplicate)).toHaveLength(3);
@@ -441,27 +395,20 @@ describe('Broker delivery', () => {
 
   it('never duplicates with the default options', async () => {
     const a = await subscriber();
-    const broker = await startBroker([trigger('t', { type: 'test.event' }, 'a')], { a: [a.url] });
+    const broker = await brokerTo(a.url);
     for (let i = 0; i < 5; i++) broker.ingest(event());
     await broker.idle();
-    expect(a.received).toHaveLength(5);
+    expect(a.requests).toHaveLength(5);
     expect(broker.stats.duplicated).toBe(0);
   });
 
   it('reorders deliveries with a random extra delay', async () => {
     const a = await subscriber();
-    const broker = await startBroker(
-      [trigger('t', { type: 'test.event' }, 'a')],
-      { a: [a.url] },
-      {
-        reorderMaxDelayMs: 60,
-        seed: 7,
-      },
-    );
+    const broker = await brokerTo(a.url, {}, { reorderMaxDelayMs: 60, seed: 7 });
     const sent = Array.from({ length: 12 }, (_, i) => event({ seq: String(i) }));
     for (const ev of sent) broker.ingest(ev);
     await broker.idle();
-    const order = a.received.map((r) => String(r.event.seq));
+    const order = a.events().map((e) => String(e.seq));
     expect([...order].sort()).toEqual(sent.map((e) => String(e.seq)).sort());
     expect(order).not.toEqual(sent.map((e) => String(e.seq)));
   });
@@ -488,8 +435,8 @@ describe('Broker replies', () => {
     );
     expect(await postBinary(broker.ingressUrl, event())).toBe(202);
     await broker.idle();
-    expect(sink.received.map((r) => r.event.id)).toEqual([replyEvent.id]);
-    expect(sink.received[0]?.event.data).toEqual({ step: 2 });
+    expect(sink.events().map((e) => e.id)).toEqual([replyEvent.id]);
+    expect(sink.events()[0]?.data).toEqual({ step: 2 });
     expect(broker.stats.replies).toBe(1);
     expect(broker.ingested.map((r) => r.origin)).toEqual(['ingress', 'reply']);
     expect(broker.deliveriesTo('first')[0]?.reply?.id).toBe(replyEvent.id);
@@ -501,7 +448,7 @@ describe('Broker replies', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"ok":true}',
     }));
-    const broker = await startBroker([trigger('t', { type: 'test.event' }, 'a')], { a: [a.url] });
+    const broker = await brokerTo(a.url);
     broker.ingest(event());
     await broker.idle();
     expect(broker.stats.replies).toBe(0);
@@ -525,7 +472,7 @@ describe('Broker replies', () => {
     );
     broker.ingest(event());
     await broker.idle();
-    expect(looper.received).toHaveLength(12);
+    expect(looper.requests).toHaveLength(12);
     expect(broker.stats).toMatchObject({
       replies: 12,
       ttlExpired: 1,
@@ -544,9 +491,7 @@ describe('Broker idle()', () => {
 
   it('waits for slow deliveries and their retries', async () => {
     const a = await subscriber((n) => ({ status: n === 1 ? 503 : 200, delayMs: 120 }));
-    const broker = await startBroker([trigger('t', { type: 'test.event' }, 'a', { retry: 1 })], {
-      a: [a.url],
-    });
+    const broker = await brokerTo(a.url, { retry: 1 });
     expect(await postBinary(broker.ingressUrl, event())).toBe(202);
     const t0 = Date.now();
     await broker.idle();
@@ -556,9 +501,9 @@ describe('Broker idle()', () => {
 
   it('close() abandons pending retries and resolves', async () => {
     const a = await subscriber(() => ({ status: 503 }));
-    const broker = await startBroker(
-      [trigger('t', { type: 'test.event' }, 'a', { retry: 5, backoffDelayMs: 10_000 })],
-      { a: [a.url] },
+    const broker = await brokerTo(
+      a.url,
+      { retry: 5, backoffDelayMs: 10_000 },
       { retryDelayScale: 1 },
     );
     broker.ingest(event());
@@ -566,7 +511,7 @@ describe('Broker idle()', () => {
     const t0 = Date.now();
     await broker.close();
     expect(Date.now() - t0).toBeLessThan(2000);
-    expect(a.received).toHaveLength(1);
+    expect(a.requests).toHaveLength(1);
     expect(broker.deliveriesTo('t').map((d) => d.outcome)).toEqual(['retry', 'abandoned']);
     expect(broker.stats.deadLettered).toBe(0);
   });

@@ -142,18 +142,10 @@ describe('storm profile', () => {
   });
 
   it('answers with the Status bodies kube-apiserver sends', () => {
-    expect(etcdTimeoutStatus()).toEqual({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: 'etcdserver: request timed out',
-      code: 500,
-    });
-    expect(apfRejectedStatus(1)).toMatchObject({
-      reason: 'TooManyRequests',
-      code: 429,
-      details: { retryAfterSeconds: 1 },
-    });
+    const failure = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure' };
+    const etcdTimeout = { message: 'etcdserver: request timed out', code: 500 };
+    expect(etcdTimeoutStatus()).toEqual({ ...failure, ...etcdTimeout });
+    const apf = { reason: 'TooManyRequests', code: 429, details: { retryAfterSeconds: 1 } };
+    expect(apfRejectedStatus(1)).toMatchObject({ ...failure, ...apf });
   });
 });

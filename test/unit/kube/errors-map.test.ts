@@ -30,201 +30,115 @@ interface Row {
   name: string;
   failure: RequestFailure;
   kind: KubeErrorKind;
-  statusCode: number | undefined;
   contains: string[];
-  excludes?: string[];
+  excludes?: string[] | undefined;
 }
 
+const http = (statusCode: number, body = ''): RequestFailure => ({
+  kind: 'http',
+  statusCode,
+  body,
+});
+
+/**
+ * HTTP answers with a Kubernetes Status body, [name, code, Status reason, Status message, kind]:
+ * the error names the request, `HTTP <code> <reason>` and the server's message.
+ */
+const statusAnswers: [string, number, string, string, KubeErrorKind][] = [
+  [
+    '404 NotFound with the server message',
+    404,
+    'NotFound',
+    'artifactgenerators "flux-apps" not found',
+    'NotFound',
+  ],
+  ['409 stale resourceVersion', 409, 'Conflict', 'the object has been modified', 'Conflict'],
+  [
+    '409 AlreadyExists on create',
+    409,
+    'AlreadyExists',
+    'pingsources "a" already exists',
+    'Conflict',
+  ],
+  [
+    '410 expired continue token',
+    410,
+    'Expired',
+    'the provided continue parameter is too old',
+    'Conflict',
+  ],
+  [
+    '422 Invalid',
+    422,
+    'Invalid',
+    'status.conditions[0].reason: Invalid value: "bad reason"',
+    'Invalid',
+  ],
+  ['400 BadRequest', 400, 'BadRequest', 'bad patch', 'Invalid'],
+  ['415 unsupported media type is a client bug', 415, 'UnsupportedMediaType', 'no', 'Invalid'],
+  ['401 Unauthorized', 401, 'Unauthorized', 'Unauthorized', 'Forbidden'],
+  ['403 Forbidden', 403, 'Forbidden', 'user "x" cannot get resource', 'Forbidden'],
+  ['429 too many requests', 429, 'TooManyRequests', 'slow down', 'Transient'],
+  ['500 etcd timeout', 500, 'InternalError', 'etcdserver: request timed out', 'Transient'],
+];
+
+/** Failures without a Status to read, all Transient: [name, failure, contains, excludes]. */
+const transientFailures: [string, RequestFailure, string[], string[]?][] = [
+  ['408 request timeout', http(408), ['HTTP 408']],
+  [
+    '503 with a non-Status body: the body is not quoted',
+    http(503, '<html>proxy says Authorization: Bearer s3cr3t</html>'),
+    ['HTTP 503'],
+    ['s3cr3t', '<html>'],
+  ],
+  ['504 gateway timeout', http(504, '{"not":"a status"}'), ['HTTP 504'], ['not']],
+  ['302 redirect is not a Kubernetes answer', http(302), ['HTTP 302']],
+  [
+    'connection refused',
+    { kind: 'transport', code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:1' },
+    ['no answer from the API server (ECONNREFUSED)', '127.0.0.1:1'],
+  ],
+  [
+    'socket hang up',
+    { kind: 'transport', code: 'ECONNRESET', message: 'socket hang up' },
+    ['ECONNRESET', 'socket hang up'],
+  ],
+  [
+    'abort without a code',
+    { kind: 'transport', message: 'The operation was aborted' },
+    ['The operation was aborted'],
+  ],
+  [
+    'per-request timeout',
+    { kind: 'timeout', timeoutMs: 10_000 },
+    ['get artifactgenerators cozy-system/flux-apps', 'within 10000 ms'],
+  ],
+  [
+    'undecodable 2xx answer',
+    { kind: 'decode', statusCode: 200 },
+    ['HTTP 200', 'not the expected JSON object'],
+  ],
+  [
+    'credentials could not be prepared',
+    { kind: 'credentials', code: 'ENOENT' },
+    ['could not prepare the kubeconfig credentials (ENOENT)'],
+  ],
+];
+
 const rows: Row[] = [
-  {
-    name: '404 NotFound with the server message',
-    failure: {
-      kind: 'http',
-      statusCode: 404,
-      body: status(404, 'NotFound', 'artifactgenerators "flux-apps" not found'),
-    },
-    kind: 'NotFound',
-    statusCode: 404,
-    contains: [
-      'get artifactgenerators cozy-system/flux-apps',
-      'HTTP 404 NotFound',
-      'artifactgenerators "flux-apps" not found',
-    ],
-  },
-  {
-    name: '409 stale resourceVersion',
-    failure: {
-      kind: 'http',
-      statusCode: 409,
-      body: status(409, 'Conflict', 'the object has been modified'),
-    },
-    kind: 'Conflict',
-    statusCode: 409,
-    contains: ['HTTP 409 Conflict', 'the object has been modified'],
-  },
-  {
-    name: '409 AlreadyExists on create',
-    failure: {
-      kind: 'http',
-      statusCode: 409,
-      body: status(409, 'AlreadyExists', 'pingsources "a" already exists'),
-    },
-    kind: 'Conflict',
-    statusCode: 409,
-    contains: ['AlreadyExists', 'already exists'],
-  },
-  {
-    name: '410 expired continue token',
-    failure: {
-      kind: 'http',
-      statusCode: 410,
-      body: status(410, 'Expired', 'the provided continue parameter is too old'),
-    },
-    kind: 'Conflict',
-    statusCode: 410,
-    contains: ['HTTP 410 Expired'],
-  },
-  {
-    name: '422 Invalid',
-    failure: {
-      kind: 'http',
-      statusCode: 422,
-      body: status(422, 'Invalid', 'status.conditions[0].reason: Invalid value: "bad reason"'),
-    },
-    kind: 'Invalid',
-    statusCode: 422,
-    contains: ['HTTP 422 Invalid', 'status.conditions[0].reason'],
-  },
-  {
-    name: '400 BadRequest',
-    failure: { kind: 'http', statusCode: 400, body: status(400, 'BadRequest', 'bad patch') },
-    kind: 'Invalid',
-    statusCode: 400,
-    contains: ['HTTP 400 BadRequest', 'bad patch'],
-  },
-  {
-    name: '415 unsupported media type is a client bug',
-    failure: { kind: 'http', statusCode: 415, body: status(415, 'UnsupportedMediaType', 'no') },
-    kind: 'Invalid',
-    statusCode: 415,
-    contains: ['HTTP 415'],
-  },
-  {
-    name: '401 Unauthorized',
-    failure: { kind: 'http', statusCode: 401, body: status(401, 'Unauthorized', 'Unauthorized') },
-    kind: 'Forbidden',
-    statusCode: 401,
-    contains: ['HTTP 401 Unauthorized'],
-  },
-  {
-    name: '403 Forbidden',
-    failure: {
-      kind: 'http',
-      statusCode: 403,
-      body: status(403, 'Forbidden', 'user "x" cannot get resource'),
-    },
-    kind: 'Forbidden',
-    statusCode: 403,
-    contains: ['HTTP 403 Forbidden', 'cannot get resource'],
-  },
-  {
-    name: '408 request timeout',
-    failure: { kind: 'http', statusCode: 408, body: '' },
+  ...statusAnswers.map(([name, code, reason, message, kind]): Row => ({
+    name,
+    failure: http(code, status(code, reason, message)),
+    kind,
+    contains: ['get artifactgenerators cozy-system/flux-apps', `HTTP ${code} ${reason}`, message],
+  })),
+  ...transientFailures.map(([name, failure, contains, excludes]): Row => ({
+    name,
+    failure,
     kind: 'Transient',
-    statusCode: 408,
-    contains: ['HTTP 408'],
-  },
-  {
-    name: '429 too many requests',
-    failure: { kind: 'http', statusCode: 429, body: status(429, 'TooManyRequests', 'slow down') },
-    kind: 'Transient',
-    statusCode: 429,
-    contains: ['HTTP 429 TooManyRequests', 'slow down'],
-  },
-  {
-    name: '500 etcd timeout',
-    failure: {
-      kind: 'http',
-      statusCode: 500,
-      body: status(500, 'InternalError', 'etcdserver: request timed out'),
-    },
-    kind: 'Transient',
-    statusCode: 500,
-    contains: ['etcdserver: request timed out'],
-  },
-  {
-    name: '503 with a non-Status body: the body is not quoted',
-    failure: {
-      kind: 'http',
-      statusCode: 503,
-      body: '<html>proxy says Authorization: Bearer s3cr3t</html>',
-    },
-    kind: 'Transient',
-    statusCode: 503,
-    contains: ['HTTP 503'],
-    excludes: ['s3cr3t', '<html>'],
-  },
-  {
-    name: '504 gateway timeout',
-    failure: { kind: 'http', statusCode: 504, body: '{"not":"a status"}' },
-    kind: 'Transient',
-    statusCode: 504,
-    contains: ['HTTP 504'],
-    excludes: ['not'],
-  },
-  {
-    name: '302 redirect is not a Kubernetes answer',
-    failure: { kind: 'http', statusCode: 302, body: '' },
-    kind: 'Transient',
-    statusCode: 302,
-    contains: ['HTTP 302'],
-  },
-  {
-    name: 'connection refused',
-    failure: {
-      kind: 'transport',
-      code: 'ECONNREFUSED',
-      message: 'connect ECONNREFUSED 127.0.0.1:1',
-    },
-    kind: 'Transient',
-    statusCode: undefined,
-    contains: ['no answer from the API server (ECONNREFUSED)', '127.0.0.1:1'],
-  },
-  {
-    name: 'socket hang up',
-    failure: { kind: 'transport', code: 'ECONNRESET', message: 'socket hang up' },
-    kind: 'Transient',
-    statusCode: undefined,
-    contains: ['ECONNRESET', 'socket hang up'],
-  },
-  {
-    name: 'abort without a code',
-    failure: { kind: 'transport', message: 'The operation was aborted' },
-    kind: 'Transient',
-    statusCode: undefined,
-    contains: ['The operation was aborted'],
-  },
-  {
-    name: 'per-request timeout',
-    failure: { kind: 'timeout', timeoutMs: 10_000 },
-    kind: 'Transient',
-    statusCode: undefined,
-    contains: ['get artifactgenerators cozy-system/flux-apps', 'within 10000 ms'],
-  },
-  {
-    name: 'undecodable 2xx answer',
-    failure: { kind: 'decode', statusCode: 200 },
-    kind: 'Transient',
-    statusCode: 200,
-    contains: ['HTTP 200', 'not the expected JSON object'],
-  },
-  {
-    name: 'credentials could not be prepared',
-    failure: { kind: 'credentials', code: 'ENOENT' },
-    kind: 'Transient',
-    statusCode: undefined,
-    contains: ['could not prepare the kubeconfig credentials (ENOENT)'],
-  },
+    contains,
+    excludes,
+  })),
 ];
 
 describe('toKubeError', () => {
@@ -233,7 +147,8 @@ describe('toKubeError', () => {
     expect(err).toBeInstanceOf(KubeError);
     expect(err.kind).toBe(row.kind);
     expect(err.name).toBe(`Kube${row.kind}Error`);
-    expect(err.statusCode).toBe(row.statusCode);
+    // The error carries the status code of the answer; there is none without an answer.
+    expect(err.statusCode).toBe('statusCode' in row.failure ? row.failure.statusCode : undefined);
     for (const s of row.contains) expect(err.message).toContain(s);
     for (const s of row.excludes ?? []) expect(err.message).not.toContain(s);
     // The raw failure is never attached: it is the only way credentials could travel along.

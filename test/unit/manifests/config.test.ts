@@ -4,11 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../shared/runtime/env.js';
 import { findObject, renderKustomize } from '../../support/manifests.js';
+import { DOCUMENTED_RECOVERY_DEFAULTS } from '../recovery-defaults.js';
+import { BASE, FLUX_ONLY, OBSERVE } from './renders.js';
 
 describe.each([
-  ['knative', 'enforce'],
-  ['knative/overlays/observe', 'observe'],
-  ['knative/overlays/flux-only', 'enforce'],
+  [BASE, 'enforce'],
+  [OBSERVE, 'observe'],
+  [FLUX_ONLY, 'enforce'],
 ])('%s: recovery-config', (render, mode) => {
   it(`loads as the functions load it (mode ${mode})`, () => {
     const data = findObject(renderKustomize(render), 'ConfigMap', 'recovery-config').data as Record<
@@ -16,14 +18,8 @@ describe.each([
       string
     >;
     const config = loadConfig({ ...data, PORT: '8080' });
-    expect(config.recovery).toMatchObject({
-      gracePeriodMs: 150_000,
-      earlyDetection: true,
-      backoffInitialMs: 30_000,
-      backoffMaxMs: 240_000,
-      maxAttempts: 5,
-      mode,
-    });
+    // The shipped settings are the documented defaults, in the render's mode.
+    expect(config.recovery).toEqual({ ...DOCUMENTED_RECOVERY_DEFAULTS, mode });
     expect(config.alarm).toEqual({
       namespace: 'source-watcher-recovery',
       name: 'recovery-alarm',

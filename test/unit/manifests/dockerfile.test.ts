@@ -6,7 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, renderKustomize } from '../../support/manifests.js';
+import { REPO_ROOT } from '../../support/manifests.js';
+import { base } from './renders.js';
 
 interface Instruction {
   op: string;
@@ -106,9 +107,7 @@ describe('Dockerfile', () => {
     const cmd = finalStage().body.filter((i) => i.op === 'CMD');
     expect(cmd).toHaveLength(1);
     const argv = JSON.parse((cmd[0] as Instruction).args) as string[];
-    const detect = renderKustomize('knative').find(
-      (o) => o.kind === 'Service' && o.metadata.name === 'detect',
-    );
+    const detect = base().find((o) => o.kind === 'Service' && o.metadata.name === 'detect');
     const command = (
       detect?.spec as { template: { spec: { containers: { command: string[] }[] } } }
     ).template.spec.containers[0]?.command;

@@ -17,8 +17,8 @@ import {
   REPO_ROOT,
   type K8sObject,
 } from '../../support/manifests.js';
+import { FLUX_ONLY, RENDERS } from './renders.js';
 
-const ENTRY_POINTS = ['knative', 'knative/overlays/observe', 'knative/overlays/flux-only'];
 const pingSource = (name: string): string =>
   `/apis/v1/namespaces/${RECOVERY_NAMESPACE}/pingsources/${name}`;
 
@@ -54,7 +54,7 @@ function renamedCopy(alarm: string, resync: string): string {
   return root;
 }
 
-describe.each(ENTRY_POINTS)('%s', (entry) => {
+describe.each(RENDERS)('%s', (entry) => {
   it('as shipped: every name agrees with the ConfigMap', () => {
     const objects = renderKustomize(entry);
     const data = findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
@@ -81,7 +81,7 @@ describe.each(ENTRY_POINTS)('%s', (entry) => {
       const triggers = pingTriggers(objects);
       expect(triggers['detect-alarm']).toBe(pingSource('follow-up'));
       expect(triggers['detect-resync']).toBe(pingSource('sweep-every-5m'));
-      if (entry !== 'knative/overlays/flux-only') {
+      if (entry !== FLUX_ONLY) {
         expect(triggers['surface-stalled-resync']).toBe(pingSource('sweep-every-5m'));
       }
       // No Trigger still listens to an old name.

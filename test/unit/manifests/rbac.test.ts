@@ -6,11 +6,10 @@ import {
   findObject,
   loadRbacRules,
   objectsOfKind,
-  renderKustomize,
   ruleAllows,
-  type ApiRequest,
-  type PolicyRule,
 } from '../../support/manifests.js';
+import type { ApiRequest, PolicyRule } from '../../support/manifests.js';
+import { base, observe } from './renders.js';
 
 const AG = 'source.extensions.fluxcd.io';
 const PS = 'cozystack.io';
@@ -20,8 +19,6 @@ const SRC = 'source.toolkit.fluxcd.io';
 /** The Kubernetes Events of the recovery steps (docs/adr/0033): create, and get+patch a series. */
 const EVENT_GRANTS = [`* ${EV}/events create`, `* ${EV}/events get`, `* ${EV}/events patch`];
 const NS = RECOVERY_NAMESPACE;
-
-const base = () => renderKustomize('knative');
 
 /** One grant per (scope, group, resource, verb, names): order- and grouping-independent. */
 function grants(rules: readonly PolicyRule[]): string[] {
@@ -131,7 +128,6 @@ describe('grants per ServiceAccount', () => {
 });
 
 describe('observe overlay: observe-only by permission too (issue 12, item 5)', () => {
-  const observe = () => renderKustomize('knative/overlays/observe');
   const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
   const writes = (sa: string): string[] =>
     grants(loadRbacRules(sa, observe())).filter((g) => WRITE_VERBS.has(g.split(' ')[2] ?? ''));
@@ -201,30 +197,31 @@ describe('observe overlay: observe-only by permission too (issue 12, item 5)', (
 });
 
 describe('what each identity can and cannot do', () => {
-  const ag = (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({
-    verb,
+  /** Requests for one kind of object: the verb, and what differs from the usual object. */
+  const requests =
+    (object: Omit<ApiRequest, 'verb'>) =>
+    (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({ verb, ...object, ...extra });
+  const ag = requests({
     group: AG,
     resource: 'artifactgenerators',
     namespace: 'cozy-system',
     name: 'pkg',
-    ...extra,
   });
-  const ping = (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({
-    verb,
+  const ping = requests({
     group: KN,
     resource: 'pingsources',
     namespace: NS,
     name: 'recovery-alarm',
-    ...extra,
   });
-  const ps = (verb: string, extra: Partial<ApiRequest> = {}): ApiRequest => ({
-    verb,
-    group: PS,
-    resource: 'packagesources',
-    name: 'pkg',
-    ...extra,
+  const ps = requests({ group: PS, resource: 'packagesources', name: 'pkg' });
+  const ea = requests({
+    group: SRC,
+    resource: 'externalartifacts',
+    namespace: 'cozy-system',
+    name: 'a',
   });
   const allNs = { namespace: '' } as const;
+  const onStatus = { subresource: 'status' } as const;
   const noName = {} as Partial<ApiRequest>;
 
   it.each<[string, string, ApiRequest, boolean]>([
@@ -232,7 +229,7 @@ describe('what each identity can and cannot do', () => {
     ['detect', 'cannot watch AGs (it never does)', ag('watch', { ...allNs }), false],
     ['detect', 'gets an AG', ag('get'), true],
     ['detect', 'cannot patch an AG', ag('patch'), false],
-    ['detect', 'cannot patch AG status', ag('patch', { subresource: 'status' }), false],
+    ['detect', 'cannot patch AG status', ag('patch', onStatus), false],
     ['detect', 'creates the alarm', ping('create', noName), true],
     ['detect', 'patches the alarm', ping('patch'), true],
     ['detect', 'deletes the alarm', ping('delete'), true],
@@ -247,7 +244,7 @@ describe('what each identity can and cannot do', () => {
     ['detect', 'cannot touch PackageSources', ps('get'), false],
     ['force-drift', 'gets an AG', ag('get'), true],
     ['force-drift', 'patches AG annotations', ag('patch'), true],
-    ['force-drift', 'patches AG status', ag('patch', { subresource: 'status' }), true],
+    ['force-drift', 'patches AG status', ag('patch', onStatus), true],
     [
       'force-drift',
       'lists AGs (one name at one revision: the signal check, ADR 43)',
@@ -256,50 +253,18 @@ describe('what each identity can and cannot do', () => {
     ],
     ['force-drift', 'cannot delete an AG', ag('delete'), false],
     ['force-drift', 'cannot update (PUT) an AG', ag('update'), false],
-    ['force-drift', 'cannot patch a PackageSource', ps('patch', { subresource: 'status' }), false],
+    ['force-drift', 'cannot patch a PackageSource', ps('patch', onStatus), false],
     ['surface-stalled', 'lists PackageSources', ps('list', { name: undefined }), true],
-    [
-      'surface-stalled',
-      'patches PackageSource status',
-      ps('patch', { subresource: 'status' }),
-      true,
-    ],
+    ['surface-stalled', 'patches PackageSource status', ps('patch', onStatus), true],
     ['surface-stalled', 'cannot patch a PackageSource itself', ps('patch'), false],
     ['surface-stalled', 'gets an AG', ag('get'), true],
     ['surface-stalled', 'cannot patch an AG', ag('patch'), false],
     ['apiserversource', 'watches AGs in all namespaces', ag('watch', { ...allNs }), true],
     ['apiserversource', 'cannot patch an AG', ag('patch'), false],
     ['heal-external-artifacts', 'bumps an AG', ag('patch'), true],
-    [
-      'heal-external-artifacts',
-      'cannot patch an AG status',
-      ag('patch', { subresource: 'status' }),
-      false,
-    ],
-    [
-      'heal-external-artifacts',
-      'deletes an ExternalArtifact',
-      {
-        verb: 'delete',
-        group: SRC,
-        resource: 'externalartifacts',
-        namespace: 'cozy-system',
-        name: 'a',
-      },
-      true,
-    ],
-    [
-      'heal-external-artifacts',
-      'cannot patch an ExternalArtifact',
-      {
-        verb: 'patch',
-        group: SRC,
-        resource: 'externalartifacts',
-        namespace: 'cozy-system',
-        name: 'a',
-      },
-      false,
-    ],
+    ['heal-external-artifacts', 'cannot patch an AG status', ag('patch', onStatus), false],
+    ['heal-external-artifacts', 'deletes an ExternalArtifact', ea('delete'), true],
+    ['heal-external-artifacts', 'cannot patch an ExternalArtifact', ea('patch'), false],
     ['dead-letter', 'cannot read an AG', ag('get'), false],
   ])('%s %s', (sa, _what, request, allowed) => {
     expect(ruleAllows(loadRbacRules(sa, base()), request)).toBe(allowed);

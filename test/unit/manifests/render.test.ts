@@ -19,10 +19,7 @@ import {
   type K8sObject,
   type PolicyRule,
 } from '../../support/manifests.js';
-
-const BASE = 'knative';
-const OBSERVE = 'knative/overlays/observe';
-const FLUX_ONLY = 'knative/overlays/flux-only';
+import { BASE, FLUX_ONLY, OBSERVE } from './renders.js';
 
 const CORE_OBJECTS = [
   'Namespace/source-watcher-recovery',

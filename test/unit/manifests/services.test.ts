@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, findObject, renderKustomize, type K8sObject } from '../../support/manifests.js';
+import { RENDERS } from './renders.js';
 
 const IMAGE = 'ghcr.io/cozystack/source-watcher-recovery:0.1.0';
 const HEALTH = { liveness: '/health/liveness', readiness: '/health/readiness' };
@@ -42,7 +43,6 @@ interface ServiceShape {
   };
 }
 
-const RENDERS = ['knative', 'knative/overlays/observe', 'knative/overlays/flux-only'];
 const SERVICES: [render: string, service: string][] = RENDERS.flatMap((render) =>
   ['detect', 'force-drift', 'surface-stalled', 'dead-letter', 'heal-external-artifacts']
     .filter((s) => !(render.endsWith('flux-only') && s === 'surface-stalled'))

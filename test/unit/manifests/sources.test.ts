@@ -11,10 +11,9 @@ import {
   renderKustomize,
   ruleAllows,
 } from '../../support/manifests.js';
+import { BASE, base, RENDERS } from './renders.js';
 
-const RENDERS = ['knative', 'knative/overlays/observe', 'knative/overlays/flux-only'];
-const base = () => renderKustomize('knative');
-const spec = (kind: string, name: string, render = 'knative'): Record<string, unknown> =>
+const spec = (kind: string, name: string, render = BASE): Record<string, unknown> =>
   findObject(renderKustomize(render), kind, name).spec as Record<string, unknown>;
 const BROKER_REF = { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' };
 const DEAD_LETTER_REF = {
@@ -22,6 +21,17 @@ const DEAD_LETTER_REF = {
   kind: 'Service',
   name: 'dead-letter',
 };
+
+/** The access check Knative runs for the ApiServerSource: get, list and watch in each namespace. */
+function expectWatchAllowed(group: string, resource: string, namespaces: string[]): void {
+  const rules = loadRbacRules('apiserversource', base());
+  for (const verb of ['get', 'list', 'watch']) {
+    for (const namespace of namespaces) {
+      const request = { verb, group, resource, namespace };
+      expect(ruleAllows(rules, request), `${verb} in "${namespace}"`).toBe(true);
+    }
+  }
+}
 
 const CONFIG: Record<string, string> = {
   RECOVERY_EARLY_DETECTION: 'on',
@@ -64,20 +74,9 @@ describe('ApiServerSource', () => {
   });
 
   it('its ServiceAccount passes the access check Knative runs (get, list, watch everywhere)', () => {
-    const objects = base();
-    findObject(objects, 'ServiceAccount', 'apiserversource');
-    const rules = loadRbacRules('apiserversource', objects);
-    for (const verb of ['get', 'list', 'watch']) {
-      for (const namespace of ['', 'cozy-system', 'flux-system']) {
-        const request = {
-          verb,
-          group: 'source.extensions.fluxcd.io',
-          resource: 'artifactgenerators',
-          namespace,
-        };
-        expect(ruleAllows(rules, request), `${verb} in "${namespace}"`).toBe(true);
-      }
-    }
+    findObject(base(), 'ServiceAccount', 'apiserversource');
+    const namespaces = ['', 'cozy-system', 'flux-system'];
+    expectWatchAllowed('source.extensions.fluxcd.io', 'artifactgenerators', namespaces);
   });
 });
 
@@ -94,18 +93,7 @@ describe('ApiServerSource on ExternalArtifacts (components/heal-external-artifac
   });
 
   it('its ServiceAccount passes the access check Knative runs on ExternalArtifacts', () => {
-    const rules = loadRbacRules('apiserversource', base());
-    for (const verb of ['get', 'list', 'watch']) {
-      for (const namespace of ['', 'cozy-system']) {
-        const request = {
-          verb,
-          group: 'source.toolkit.fluxcd.io',
-          resource: 'externalartifacts',
-          namespace,
-        };
-        expect(ruleAllows(rules, request), `${verb} in "${namespace}"`).toBe(true);
-      }
-    }
+    expectWatchAllowed('source.toolkit.fluxcd.io', 'externalartifacts', ['', 'cozy-system']);
   });
 });
 

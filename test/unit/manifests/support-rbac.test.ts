@@ -14,13 +14,13 @@ import {
   type PolicyRule,
 } from '../../support/manifests.js';
 
-const rule = (r: Partial<PolicyRule>): PolicyRule => ({
+const rule = (r: Partial<PolicyRule> = {}): PolicyRule => ({
   apiGroups: ['g.example'],
   resources: ['widgets'],
   verbs: ['get'],
   ...r,
 });
-const req = (r: Partial<ApiRequest>): ApiRequest => ({
+const req = (r: Partial<ApiRequest> = {}): ApiRequest => ({
   verb: 'get',
   group: 'g.example',
   resource: 'widgets',
@@ -30,104 +30,65 @@ const req = (r: Partial<ApiRequest>): ApiRequest => ({
 });
 
 describe('ruleAllows', () => {
-  it.each<[string, PolicyRule[], ApiRequest, string | undefined, boolean]>([
-    ['exact match', [rule({})], req({}), undefined, true],
-    ['no rules', [], req({}), undefined, false],
-    ['other verb', [rule({})], req({ verb: 'patch' }), undefined, false],
-    ['verb wildcard', [rule({ verbs: ['*'] })], req({ verb: 'delete' }), undefined, true],
-    ['verb in a list', [rule({ verbs: ['list', 'get'] })], req({}), undefined, true],
-    ['other group', [rule({})], req({ group: 'other.example' }), undefined, false],
-    ['group wildcard', [rule({ apiGroups: ['*'] })], req({ group: 'x' }), undefined, true],
-    ['core group is ""', [rule({ apiGroups: [''] })], req({ group: '' }), undefined, true],
-    ['core rule, named group', [rule({ apiGroups: [''] })], req({}), undefined, false],
-    ['other resource', [rule({})], req({ resource: 'gadgets' }), undefined, false],
-    [
-      'resource wildcard',
-      [rule({ resources: ['*'] })],
-      req({ subresource: 'status' }),
-      undefined,
-      true,
-    ],
-    [
-      'resource does not cover its status',
-      [rule({})],
-      req({ subresource: 'status' }),
-      undefined,
-      false,
-    ],
+  it.each<[string, PolicyRule[], ApiRequest, boolean, string?]>([
+    ['exact match', [rule()], req(), true],
+    ['no rules', [], req(), false],
+    ['other verb', [rule()], req({ verb: 'patch' }), false],
+    ['verb wildcard', [rule({ verbs: ['*'] })], req({ verb: 'delete' }), true],
+    ['verb in a list', [rule({ verbs: ['list', 'get'] })], req(), true],
+    ['other group', [rule()], req({ group: 'other.example' }), false],
+    ['group wildcard', [rule({ apiGroups: ['*'] })], req({ group: 'x' }), true],
+    ['core group is ""', [rule({ apiGroups: [''] })], req({ group: '' }), true],
+    ['core rule, named group', [rule({ apiGroups: [''] })], req(), false],
+    ['other resource', [rule()], req({ resource: 'gadgets' }), false],
+    ['resource wildcard', [rule({ resources: ['*'] })], req({ subresource: 'status' }), true],
+    ['resource does not cover its status', [rule()], req({ subresource: 'status' }), false],
     [
       'status rule',
       [rule({ resources: ['widgets/status'] })],
       req({ subresource: 'status' }),
-      undefined,
       true,
     ],
-    [
-      'status rule is not the resource',
-      [rule({ resources: ['widgets/status'] })],
-      req({}),
-      undefined,
-      false,
-    ],
-    [
-      '*/status',
-      [rule({ resources: ['*/status'] })],
-      req({ subresource: 'status' }),
-      undefined,
-      true,
-    ],
+    ['status rule is not the resource', [rule({ resources: ['widgets/status'] })], req(), false],
+    ['*/status', [rule({ resources: ['*/status'] })], req({ subresource: 'status' }), true],
     [
       '*/status is not */scale',
       [rule({ resources: ['*/status'] })],
       req({ subresource: 'scale' }),
-      undefined,
       false,
     ],
-    ['resourceNames match', [rule({ resourceNames: ['w1'] })], req({}), undefined, true],
-    ['resourceNames other name', [rule({ resourceNames: ['w2'] })], req({}), undefined, false],
+    ['resourceNames match', [rule({ resourceNames: ['w1'] })], req(), true],
+    ['resourceNames other name', [rule({ resourceNames: ['w2'] })], req(), false],
     [
       'resourceNames, request without name',
       [rule({ resourceNames: ['w1'] })],
       req({ name: undefined }),
-      undefined,
       false,
     ],
-    ['empty resourceNames = all', [rule({ resourceNames: [] })], req({}), undefined, true],
-    [
-      'cluster-wide rule, any namespace',
-      [rule({})],
-      req({ namespace: 'anywhere' }),
-      undefined,
-      true,
-    ],
-    ['cluster-wide rule, all namespaces', [rule({})], req({ namespace: '' }), undefined, true],
-    [
-      'cluster-wide rule, cluster-scoped',
-      [rule({})],
-      req({ namespace: undefined }),
-      undefined,
-      true,
-    ],
-    ['roleNamespace: same namespace', [rule({})], req({}), 'ns1', true],
-    ['roleNamespace: other namespace', [rule({})], req({ namespace: 'ns2' }), 'ns1', false],
+    ['empty resourceNames = all', [rule({ resourceNames: [] })], req(), true],
+    ['cluster-wide rule, any namespace', [rule()], req({ namespace: 'anywhere' }), true],
+    ['cluster-wide rule, all namespaces', [rule()], req({ namespace: '' }), true],
+    ['cluster-wide rule, cluster-scoped', [rule()], req({ namespace: undefined }), true],
+    ['roleNamespace: same namespace', [rule()], req(), true, 'ns1'],
+    ['roleNamespace: other namespace', [rule()], req({ namespace: 'ns2' }), false, 'ns1'],
     [
       'roleNamespace: all-namespace list',
       [rule({ verbs: ['list'] })],
       req({ verb: 'list', namespace: '' }),
-      'ns1',
       false,
+      'ns1',
     ],
-    ['roleNamespace: cluster-scoped', [rule({})], req({ namespace: undefined }), 'ns1', false],
+    ['roleNamespace: cluster-scoped', [rule()], req({ namespace: undefined }), false, 'ns1'],
     [
       'rule namespace wins over roleNamespace',
       [rule({ namespace: 'ns2' })],
       req({ namespace: 'ns2' }),
-      'ns1',
       true,
+      'ns1',
     ],
-    ['rule namespace scopes', [rule({ namespace: 'ns2' })], req({}), undefined, false],
-    ['second rule matches', [rule({ verbs: ['list'] }), rule({})], req({}), undefined, true],
-  ])('%s', (_name, rules, request, roleNamespace, allowed) => {
+    ['rule namespace scopes', [rule({ namespace: 'ns2' })], req(), false],
+    ['second rule matches', [rule({ verbs: ['list'] }), rule()], req(), true],
+  ])('%s', (_name, rules, request, allowed, roleNamespace) => {
     expect(ruleAllows(rules, request, roleNamespace)).toBe(allowed);
   });
 
@@ -135,7 +96,7 @@ describe('ruleAllows', () => {
     const a = rule({ verbs: ['get'], from: 'a' });
     const b = rule({ verbs: ['*'], from: 'b' });
     const c = rule({ verbs: ['list'], from: 'c' });
-    expect(rulesAllowing([a, b, c], req({})).map((r) => r.from)).toEqual(['a', 'b']);
+    expect(rulesAllowing([a, b, c], req()).map((r) => r.from)).toEqual(['a', 'b']);
   });
 
   it.each<[string, ApiRequest]>([
@@ -279,6 +240,11 @@ describe('loadTriggers', () => {
   const ksvc = (name: string) => ({
     ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name },
   });
+  const delivering = (delivery: Record<string, unknown>) => ({
+    broker: 'b',
+    subscriber: ksvc('fn'),
+    delivery,
+  });
 
   it('flattens filter, subscriber and delivery', () => {
     const [t] = loadTriggers([
@@ -329,29 +295,17 @@ describe('loadTriggers', () => {
     ],
     [
       'a bad retry',
-      {
-        broker: 'b',
-        subscriber: ksvc('fn'),
-        delivery: { retry: -1, backoffPolicy: 'linear', backoffDelay: 'PT1S' },
-      },
+      delivering({ retry: -1, backoffPolicy: 'linear', backoffDelay: 'PT1S' }),
       /retry/,
     ],
     [
       'a bad backoffPolicy',
-      {
-        broker: 'b',
-        subscriber: ksvc('fn'),
-        delivery: { retry: 1, backoffPolicy: 'random', backoffDelay: 'PT1S' },
-      },
+      delivering({ retry: 1, backoffPolicy: 'random', backoffDelay: 'PT1S' }),
       /backoffPolicy/,
     ],
     [
       'a bad backoffDelay',
-      {
-        broker: 'b',
-        subscriber: ksvc('fn'),
-        delivery: { retry: 1, backoffPolicy: 'linear', backoffDelay: '1s' },
-      },
+      delivering({ retry: 1, backoffPolicy: 'linear', backoffDelay: '1s' }),
       /ISO 8601/,
     ],
   ])('rejects %s', (_name, spec, message) => {

@@ -19,11 +19,10 @@ import {
   findObject,
   loadTriggers,
   objectsOfKind,
-  renderKustomize,
   type TriggerSpec,
 } from '../../support/manifests.js';
+import { base } from './renders.js';
 
-const base = () => renderKustomize('knative');
 const triggers = (): TriggerSpec[] => loadTriggers(base());
 const pingSource = (name: string): string =>
   `/apis/v1/namespaces/${RECOVERY_NAMESPACE}/pingsources/${name}`;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../shared/runtime/env.js';
+import { DOCUMENTED_RECOVERY_DEFAULTS } from '../recovery-defaults.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {
@@ -16,14 +17,7 @@ describe('loadConfig', () => {
       resyncPingSource: 'resync',
       kubeRequestTimeoutMs: 10000,
     });
-    expect(c.recovery).toMatchObject({
-      gracePeriodMs: 150_000,
-      earlyDetection: true,
-      backoffInitialMs: 30_000,
-      backoffMaxMs: 240_000,
-      maxAttempts: 5,
-      mode: 'enforce',
-    });
+    expect(c.recovery).toMatchObject(DOCUMENTED_RECOVERY_DEFAULTS);
   });
 
   it('prefers K_SINK (SinkBinding) over BROKER_URL', () => {

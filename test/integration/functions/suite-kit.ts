@@ -1,0 +1,108 @@
+// What the function suites in this folder share: the start of a file (its time zero, the admin
+// KubeConfig, its function suite, and detect's force and force-drift's answer to it on that time
+// zero), the tracking annotations force-drift leaves on an AG, the resync ping, and a merge patch
+// of an AG's metadata.
+
+import type { KubeConfig } from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import type { CloudEvent, CloudEventV1 } from 'cloudevents';
+import {
+  ACTION_FORCE,
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_LAST_RECOVERY_AT,
+  ANNOTATION_REQUESTED_AT,
+  PING,
+  SIGNAL_LOST_WRITE,
+  formatTimeNano,
+  type ActionData,
+} from '../../../shared/core/index.js';
+import type { AgRef, ArtifactGenerator } from '../../../shared/core/types.js';
+import { customObjects, MERGE_PATCH, testKubeConfig } from '../../support/apiserver.js';
+import { AG_RESOURCE } from '../../harness/knative/index.js';
+import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
+import { SettableClock } from '../../harness/functions.js';
+import { ALARM_NAMESPACE } from '../../support/recovery-alarm.js';
+import { actionEvent, cloudEvent, postEvent, type Started } from '../../support/http-events.js';
+import { functionSuite, type FunctionSuite } from '../../support/function-suite.js';
+
+export interface FunctionFile {
+  /** The file's time zero: now, in whole seconds. */
+  readonly T0: number;
+  readonly kc: KubeConfig;
+  readonly suite: FunctionSuite;
+  /** detect's first force of `ag`, decided at T0, with or without the lost-write signal. */
+  forceEvent(ag: ArtifactGenerator, signal: boolean): CloudEvent<unknown>;
+  /** The forces of `ag` the suite's sink received. */
+  forcesFor(ag: ArtifactGenerator): CloudEventV1<unknown>[];
+  /**
+   * force-drift, its clock a second after T0, given forceEvent(ag, signal) (the proxy's record
+   * cleared first): it answers 200 with `result`.
+   */
+  expectForceAnswer(ag: ArtifactGenerator, signal: boolean, result: string): Promise<void>;
+  /** Empties the cluster of AGs (a sweep sees them all), then starts detect, its clock at `at`. */
+  detectOnEmptyCluster(at: number): Promise<{ clock: SettableClock; d: Started }>;
+}
+
+/**
+ * Registers the file's function suite (tagged `tag`) and returns its time zero and doors; a file
+ * takes them as `const { T0, kc, suite, ...file } = functionFile(tag)`.
+ */
+export function functionFile(tag: string): FunctionFile {
+  const T0 = Math.floor(Date.now() / 1000) * 1000;
+  const kc = testKubeConfig();
+  const suite = functionSuite(tag, kc);
+  const forceEvent = (ag: ArtifactGenerator, signal: boolean) => {
+    const { data, source } = actionEvent(ACTION_FORCE, ag, 0, T0);
+    const signalled = { ...(data as ActionData), ...(signal && { signal: SIGNAL_LOST_WRITE }) };
+    return cloudEvent({ type: ACTION_FORCE, source, data: signalled });
+  };
+  return {
+    T0,
+    kc,
+    suite,
+    forceEvent,
+    forcesFor: (ag) =>
+      suite.sink.events.filter(
+        (e) => e.type === ACTION_FORCE && (e.data as ActionData).name === ag.metadata?.name,
+      ),
+    expectForceAnswer: async (ag, signal, result) => {
+      const f = await suite.startForceDrift(new SettableClock(T0 + 1_000));
+      suite.proxy.clearCalls();
+      expect(await postEvent(f.url, forceEvent(ag, signal))).toMatchObject({
+        status: 200,
+        body: { result },
+      });
+    },
+    detectOnEmptyCluster: async (at) => {
+      await deleteAllArtifactGenerators(kc);
+      const clock = new SettableClock(at);
+      return { clock, d: await suite.startDetect(clock) };
+    },
+  };
+}
+
+/** The tracking annotations after `attempts` forces, the last at `at` (bumped: requestedAt too). */
+export const trackingAnnotations = (
+  attempts: number,
+  at: number,
+  bumped = true,
+): Record<string, string> => ({
+  [ANNOTATION_ATTEMPTS]: String(attempts),
+  [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(at),
+  ...(bumped ? { [ANNOTATION_REQUESTED_AT]: formatTimeNano(at) } : {}),
+});
+
+/** The resync PingSource's ping (its data the resync's purpose unless given). */
+export const resyncPing = (data: object = { purpose: 'resync' }) =>
+  cloudEvent({
+    type: PING,
+    source: `/apis/v1/namespaces/${ALARM_NAMESPACE}/pingsources/resync`,
+    data,
+  });
+
+/** Merge-patches the metadata of the AG `ref` (as someone other than the functions). */
+export const patchAgMetadata = (kc: KubeConfig, ref: AgRef, metadata: object) =>
+  customObjects(kc).patchNamespacedCustomObject(
+    { ...AG_RESOURCE, ...ref, body: { metadata } },
+    MERGE_PATCH,
+  );
