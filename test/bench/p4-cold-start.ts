@@ -4,7 +4,7 @@
 // resync instead, which loads it at once: its row is spawn -> the sweep answered, against the real
 // test API server (resync-wake.ts; issue 21).
 
-import { measureDetectVsEcho } from './detect-vs-echo.js';
+import { measureDetectVsEcho, type Measure } from './detect-vs-echo.js';
 import { withFirstAnswer } from '../harness/functions.js';
 import { median } from './stats.js';
 import { runtimeImportCosts } from './import-cost.js';
@@ -15,14 +15,8 @@ import { ratioRow, valueRow, type BenchModule } from './types.js';
 const runs = (): number => sized(21, 3);
 const wakeRuns = (): number => sized(7, 1);
 
-function coldStartMs(
-  script: string,
-  env: Record<string, string>,
-  headers: Record<string, string>,
-  body: string,
-): Promise<number> {
-  return withFirstAnswer(script, env, headers, body, (_, ms) => Promise.resolve(ms));
-}
+const coldStartMs: Measure<number> = (script, env, headers, body) =>
+  withFirstAnswer(script, env, headers, body, (_, ms) => Promise.resolve(ms));
 
 export const p4: BenchModule = {
   id: 'P4',

@@ -4,7 +4,7 @@
 // RSS right after its first sweep is a row too (resync-wake.ts).
 
 import { runLoad } from './load.js';
-import { measureDetectVsEcho } from './detect-vs-echo.js';
+import { measureDetectVsEcho, type Measure } from './detect-vs-echo.js';
 import { withFirstAnswer } from '../harness/functions.js';
 import { mean } from './stats.js';
 import { runtimeImportCosts } from './import-cost.js';
@@ -17,32 +17,28 @@ const events = (): number => sized(EVENTS_FULL, 1_000);
 const ROUNDS = 2;
 const SETTLE_MS = 1000;
 
-function rssAfterLoad(
-  ctx: BenchContext,
-  script: string,
-  env: Record<string, string>,
-  headers: Record<string, string>,
-  body: string,
-): Promise<{ startKb: number; afterKb: number }> {
-  const EVENTS = events();
-  return withFirstAnswer(script, env, headers, body, async (server) => {
-    const startKb = await server.rssKb();
-    const load = await runLoad(ctx.root, {
-      url: server.url,
-      headers,
-      body,
-      connections: 10,
-      amount: EVENTS,
+const rssAfterLoad =
+  (ctx: BenchContext): Measure<{ startKb: number; afterKb: number }> =>
+  (script, env, headers, body) => {
+    const EVENTS = events();
+    return withFirstAnswer(script, env, headers, body, async (server) => {
+      const startKb = await server.rssKb();
+      const load = await runLoad(ctx.root, {
+        url: server.url,
+        headers,
+        body,
+        connections: 10,
+        amount: EVENTS,
+      });
+      if (load.ok !== EVENTS) {
+        throw new Error(
+          `expected ${EVENTS} answered events, got ${load.ok} (${load.non2xx} non-2xx)`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      return { startKb, afterKb: await server.rssKb() };
     });
-    if (load.ok !== EVENTS) {
-      throw new Error(
-        `expected ${EVENTS} answered events, got ${load.ok} (${load.non2xx} non-2xx)`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, SETTLE_MS));
-    return { startKb, afterKb: await server.rssKb() };
-  });
-}
+  };
 
 export const p7: BenchModule = {
   id: 'P7',
@@ -51,7 +47,7 @@ export const p7: BenchModule = {
     const { detect, echo, detectApiCalls } = await measureDetectVsEcho(
       ctx,
       ROUNDS,
-      (script, env, headers, body) => rssAfterLoad(ctx, script, env, headers, body),
+      rssAfterLoad(ctx),
     );
     if (detectApiCalls !== 0) throw new Error('detect called the API during the memory run');
     const mib = (kb: number): number => kb / 1024;

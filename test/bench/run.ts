@@ -154,7 +154,6 @@ async function main(): Promise<number> {
         await ensureBuilt({ log, typeErrors: 'warn', entryPoints: ENTRY_POINTS });
         return {
           detect: builtMain('detect'),
-          forceDrift: builtMain('force-drift'),
           surfaceStalled: builtMain('surface-stalled'),
           echo: await buildEchoServer(ROOT),
           parseEcho: await buildParseEchoServer(ROOT),

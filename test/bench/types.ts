@@ -38,7 +38,6 @@ export interface BenchContext {
 
 export interface BenchScripts {
   readonly detect: string;
-  readonly forceDrift: string;
   readonly surfaceStalled: string;
   /** The echo baseline (the SDK's HTTP.toEvent), compiled to .mjs: P4 and P7's baseline. */
   readonly echo: string;
@@ -47,8 +46,6 @@ export interface BenchScripts {
 }
 
 export interface BenchApiServer {
-  /** https://127.0.0.1:PORT */
-  readonly url: string;
   /** Kubeconfig of a system:masters client for the server. */
   readonly kubeconfigPath: string;
   /** A token per ServiceAccount of knative/ (the functions run as these under RBAC). */

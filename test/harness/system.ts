@@ -331,6 +331,13 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       settles++;
       const deadline = Date.now() + settleTimeoutMs;
       const left = (): number => Math.max(1, deadline - Date.now());
+      // The simulator has its own watch: wait until it saw every AG's current version.
+      const simulatorSawEveryAg = () =>
+        Promise.all(
+          [...world.agResourceVersions().values()]
+            .filter((rv) => rv !== '')
+            .map((rv) => sim.observed(rv, left())),
+        );
       // Fresh lists only where a scenario may have written directly (system/catch-up.ts).
       let catchUp = step?.afterTimer === true ? catchUps.incremental : catchUps.full;
       for (; ; catchUp = catchUps.incremental) {
@@ -348,11 +355,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
             (async () => {
               await Promise.all([knative.apiServerSource.idle(), knative.pings.idle()]);
               await knative.broker.idle();
-              await Promise.all(
-                [...world.agResourceVersions().values()]
-                  .filter((rv) => rv !== '')
-                  .map((rv) => sim.observed(rv, left())),
-              );
+              await simulatorSawEveryAg();
               await sim.settled();
               await knative.broker.idle();
             })(),
@@ -363,12 +366,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
           stage = 'world';
           await world.caughtUp(left(), catchUp);
           stage = 'simulator watch';
-          // The simulator has its own watch: wait until it saw every AG's current version.
-          await Promise.all(
-            [...world.agResourceVersions().values()]
-              .filter((rv) => rv !== '')
-              .map((rv) => sim.observed(rv, left())),
-          );
+          await simulatorSawEveryAg();
           stage = 'simulator reconciles';
           await sim.settled();
           stage = 'broker';

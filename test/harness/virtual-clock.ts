@@ -107,10 +107,12 @@ export class VirtualClock implements Clock {
     return this.#earliest(Number.POSITIVE_INFINITY)?.at;
   }
 
-  /** Resolves when virtual time reaches now + ms. ms = 0 resolves at once. */
+  /** Resolves when this clock reaches now + ms (a WallClock too). ms = 0 resolves at once. */
   sleep(ms: number, options: SleepOptions = {}): Promise<void> {
     if (!Number.isFinite(ms) || ms < 0) {
-      return Promise.reject(new RangeError(`VirtualClock.sleep: invalid duration ${ms}`));
+      return Promise.reject(
+        new RangeError(`${this.constructor.name}.sleep: invalid duration ${ms}`),
+      );
     }
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
@@ -120,7 +122,7 @@ export class VirtualClock implements Clock {
         this.cancel(id);
         reject(signal?.reason as Error);
       };
-      const id = this.setTimer(this.#now + ms, () => {
+      const id = this.setTimer(this.now() + ms, () => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
       });

@@ -39,25 +39,6 @@ export class WallClock extends VirtualClock {
     return undefined;
   }
 
-  override sleep(ms: number, options: { signal?: AbortSignal } = {}): Promise<void> {
-    if (!Number.isFinite(ms) || ms < 0) {
-      return Promise.reject(new RangeError(`WallClock.sleep: invalid duration ${ms}`));
-    }
-    const { signal } = options;
-    if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        this.cancel(id);
-        reject(signal?.reason as Error);
-      };
-      const id = this.setTimer(Date.now() + ms, () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
   /** Waits ms of real time (timers fire on their own meanwhile). */
   override advance(ms: number): Promise<void> {
     if (!Number.isFinite(ms) || ms < 0) {

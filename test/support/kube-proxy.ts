@@ -242,35 +242,17 @@ export class KubeProxy {
     return this.inFlightCalls.size;
   }
 
-  /** Those calls (for diagnostics). */
-  get upstreamCalls(): readonly ProxyCall[] {
-    return [...this.inFlightCalls];
-  }
-
   async start(): Promise<void> {
     if (this.server !== undefined) throw new Error('kube proxy already started');
     const cluster = this.target.getCurrentCluster();
     if (cluster === null) throw new Error('kube proxy: upstream kubeconfig has no current cluster');
     const tls: https.RequestOptions = {};
     await this.target.applyToHTTPSOptions(tls);
+    const verify = definedOf(tls, ['ca', 'rejectUnauthorized']);
     this.upstream = {
       url: new URL(cluster.server),
-      bearerAgent: new https.Agent({
-        keepAlive: true,
-        ...(tls.ca === undefined ? {} : { ca: tls.ca }),
-        ...(tls.rejectUnauthorized === undefined
-          ? {}
-          : { rejectUnauthorized: tls.rejectUnauthorized }),
-      }),
-      agent: new https.Agent({
-        keepAlive: true,
-        ...(tls.ca === undefined ? {} : { ca: tls.ca }),
-        ...(tls.cert === undefined ? {} : { cert: tls.cert }),
-        ...(tls.key === undefined ? {} : { key: tls.key }),
-        ...(tls.rejectUnauthorized === undefined
-          ? {}
-          : { rejectUnauthorized: tls.rejectUnauthorized }),
-      }),
+      bearerAgent: new https.Agent({ keepAlive: true, ...verify }),
+      agent: new https.Agent({ keepAlive: true, ...verify, ...definedOf(tls, ['cert', 'key']) }),
       // e.g. a bearer token from the upstream kubeconfig (none for the test API server).
       headers: definedHeaders(tls.headers),
     };
@@ -715,6 +697,16 @@ function recordWritten(call: ProxyCall, upstreamRes: http.IncomingMessage): void
   upstreamRes.once('close', () => {
     if (call.written === undefined) call.written = null;
   });
+}
+
+/** The named options of `o` that are set (exactOptionalPropertyTypes forbids passing undefined). */
+function definedOf<K extends keyof https.RequestOptions>(
+  o: https.RequestOptions,
+  keys: readonly K[],
+): Partial<Pick<https.RequestOptions, K>> {
+  const out: Partial<Pick<https.RequestOptions, K>> = {};
+  for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
+  return out;
 }
 
 function definedHeaders(headers: https.RequestOptions['headers']): http.OutgoingHttpHeaders {

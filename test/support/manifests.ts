@@ -8,6 +8,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { parseIsoDuration } from '../harness/knative/iso-duration.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const KNATIVE_DIR = path.join(REPO_ROOT, 'knative');
@@ -257,21 +258,8 @@ function serviceRefName(destination: unknown, where: string): string {
   return ref.name;
 }
 
-/**
- * Milliseconds of an ISO 8601 duration as Knative accepts it in delivery (PnDTnHnMnS; seconds may
- * be fractional). Throws on anything else.
- */
-export function parseIsoDuration(text: string): number {
-  const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(text);
-  if (m === null || text === 'P' || text.endsWith('T')) {
-    throw new Error(`"${text}" is not an ISO 8601 duration such as PT1S or PT0.5S`);
-  }
-  const [, d, h, min, s] = m;
-  return Math.round(
-    ((Number(d ?? 0) * 24 + Number(h ?? 0)) * 60 + Number(min ?? 0)) * 60_000 +
-      Number(s ?? 0) * 1000,
-  );
-}
+/** ISO 8601 durations: the Knative emulation's parser, one for both readers of knative/. */
+export { parseIsoDuration };
 
 // ---------------------------------------------------------------------------------------------
 // RBAC

@@ -45,9 +45,7 @@ export interface ChildFunction {
   readonly spawnedAt: number;
   /** The JSON lines it wrote to stdout so far. */
   readonly lines: LogLine[];
-  /** Raw stdout and stderr text. */
-  output(): string;
-  /** The last few KB of output(). */
+  /** The last few KB of its raw stdout and stderr. */
   outputTail(): string;
   waitForLog(msg: string, timeoutMs?: number): Promise<LogLine>;
   readonly exited: Promise<ChildExit>;
@@ -121,7 +119,6 @@ export async function spawnServer(
     url: `http://127.0.0.1:${p}/`,
     spawnedAt,
     lines,
-    output: () => raw,
     outputTail: () => raw.slice(-TAIL_CHARS),
     waitForLog(msg, timeoutMs = 20_000) {
       const seen = lines.find((l) => l.msg === msg);

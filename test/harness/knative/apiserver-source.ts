@@ -28,8 +28,6 @@ export interface ApiServerSourceOptions {
   resource?: ResourceRef;
   /** Sets the CloudEvent `time` (virtual time); real time when absent. */
   clock?: Pick<EmuClock, 'now'>;
-  /** Send attempts before an event is dropped (default 5). */
-  sendAttempts?: number;
   /** Real ms between send attempts (default 20). */
   retryDelayMs?: number;
   log?: (msg: string, fields: Record<string, unknown>) => void;
@@ -153,7 +151,7 @@ export class ApiServerSource {
   }
 
   async #send(event: AnyEvent): Promise<void> {
-    const attempts = Math.max(1, this.#opts.sendAttempts ?? 5);
+    const attempts = 5; // send attempts before an event is dropped
     const signal = this.#abort.signal;
     let status: number | undefined;
     for (let attempt = 1; attempt <= attempts; attempt++) {

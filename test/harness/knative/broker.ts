@@ -5,7 +5,8 @@
 // - binary-mode POST; 2xx is done, and a CloudEvent in a 2xx response is re-ingested into this
 //   Broker (matched against every Trigger) with the broker TTL decremented, so a loop dies out;
 // - 5xx, 404, 408, 409, 429 and transport errors are redelivered up to the Trigger's `retry` with
-//   its backoff (exponential: delay * 2^n, linear: delay * n, for retry n), then dead-lettered;
+//   its backoff (retry n from 0, as Knative counts: exponential delay * 2^n, linear delay * n,
+//   so a linear first retry is immediate), then dead-lettered;
 //   any other status (other 4xx, 3xx) goes to the dead-letter sink at once;
 // - a dead-lettered event is recorded and, when the dead-letter Service is mapped, POSTed to it
 //   with the knativeerrordest / knativeerrorcode / knativeerrordata extensions.
@@ -57,15 +58,17 @@ export function isRedeliverable(status: number | undefined): boolean {
 }
 
 /**
- * Knative's wait after failed attempt n (1-based) before the next one: exponential
- * backoffDelay × 2^(n−1) (PT1S: 1 s, 2 s, 4 s, 8 s, 16 s, 32 s), linear backoffDelay × n.
+ * Knative's wait after failed attempt n (1-based) before the next one. Knative's dispatcher counts
+ * its retries from 0 (r = n − 1): exponential backoffDelay × 2^r (PT1S: 1 s, 2 s, 4 s, 8 s, 16 s,
+ * 32 s), linear backoffDelay × r (PT1S: 0 s, 1 s, 2 s, 3 s: the first retry is immediate).
  */
 export function retryDelayMs(
   policy: 'exponential' | 'linear',
   backoffDelayMs: number,
   attempt: number,
 ): number {
-  return policy === 'linear' ? backoffDelayMs * attempt : backoffDelayMs * 2 ** (attempt - 1);
+  const retry = attempt - 1;
+  return policy === 'linear' ? backoffDelayMs * retry : backoffDelayMs * 2 ** retry;
 }
 
 export class Broker {
@@ -128,11 +131,6 @@ export class Broker {
       throw new Error('ttl must be a positive integer');
     // Every in-flight delivery listens on this signal.
     setMaxListeners(0, this.#abort.signal);
-  }
-
-  /** The Triggers this Broker routes by. */
-  get triggers(): readonly TriggerSpec[] {
-    return this.#triggers;
   }
 
   /** Starts the ingress; resolves with its URL. */

@@ -99,10 +99,10 @@ export interface HttpOutcome {
 export async function postBinary(
   url: string,
   event: AnyEvent,
-  opts: { timeoutMs?: number; signal?: AbortSignal; extraHeaders?: Record<string, string> } = {},
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<HttpOutcome> {
   const message = HTTP.binary(event);
-  const headers: Record<string, string> = { ...(opts.extraHeaders ?? {}) };
+  const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(message.headers)) {
     if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
   }

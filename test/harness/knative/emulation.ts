@@ -7,7 +7,7 @@
 //
 //   const knative = createKnativeEmulation({ kubeConfig, clock, subscribers: {
 //     detect: ['http://127.0.0.1:4001'], 'force-drift': [...], 'surface-stalled': [...] } });
-//   await knative.start();           // functions post their events to knative.ingressUrl
+//   await knative.start();           // functions post to knative.broker.ingressUrl
 //   ...; await knative.idle();       // settle between clock steps
 //
 // A system whose subscribers listen only once they know the ingress URL starts in two steps:
@@ -16,22 +16,19 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { PingSource } from '../../../shared/kube/port.js';
 import { checkApiServerSourceAccess, type ApiServerSourceAccessCheck } from './access-check.js';
 import { AG_RESOURCE, ApiServerSource, EA_RESOURCE } from './apiserver-source.js';
-import type { ApiServerSourceOptions } from './apiserver-source.js';
 import { Broker } from './broker.js';
 import type { BrokerOptions } from './broker-types.js';
 import type { EmuClock } from './clock.js';
 import type { CatchUp } from './list-watch.js';
 import { loadKnativeManifests } from './manifests.js';
-import type { TriggerSpec } from './manifests.js';
 import { PingScheduler } from './ping-scheduler.js';
 import type { PingSchedulerOptions } from './ping-scheduler.js';
 
 export const RECOVERY_NAMESPACE = 'source-watcher-recovery';
 export const BROKER_NAME = 'default';
-/** The repository root: a relative manifestsDir is read from here, not from the working directory. */
+/** The repository root: knative/ is read from here, not from the working directory. */
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /** What the system lets a scenario change about the Broker's delivery. */
@@ -63,25 +60,7 @@ export interface KnativeEmulationOptions {
    * default none, mapped later with broker.setSubscriber.
    */
   subscribers?: Record<string, string[]>;
-  /**
-   * Where the Triggers, the Broker and the static PingSources come from (default 'knative',
-   * relative to the repository root).
-   */
-  manifestsDir?: string;
-  /** Replaces the Triggers read from the manifests. */
-  triggers?: TriggerSpec[];
-  /** Replaces the static PingSources read from the manifests. */
-  staticPingSources?: PingSource[];
-  /**
-   * Namespace of the Broker (default source-watcher-recovery); the PingSource adapter follows
-   * only this namespace's PingSources unless pingOptions.namespace says otherwise, so ones left
-   * by other test files do not wake the clock.
-   */
-  namespace?: string;
   brokerOptions?: Partial<Omit<BrokerOptions, 'triggers' | 'subscribers'>>;
-  apiServerSourceOptions?: Partial<
-    Omit<ApiServerSourceOptions, 'kubeConfig' | 'sinkUrl' | 'resource'>
-  >;
   pingOptions?: Partial<Omit<PingSchedulerOptions, 'clock' | 'sinkUrl' | 'kubeConfig'>>;
   /** Structured log sink shared by the parts. */
   log?: (msg: string, fields: Record<string, unknown>) => void;
@@ -98,11 +77,7 @@ export interface KnativeEmulation {
   readonly broker: Broker;
   /** The ApiServerSource on ArtifactGenerators. */
   readonly apiServerSource: ApiServerSource;
-  /** The ApiServerSource on ExternalArtifacts (components/heal-external-artifacts). */
-  readonly externalArtifactSource: ApiServerSource;
   readonly pings: PingScheduler;
-  /** The Broker ingress URL (K_SINK for the functions); after startBroker(). */
-  readonly ingressUrl: string;
   /** startBroker() then startSources(); stops what started when one fails. */
   start(): Promise<void>;
   /** The ingress first: the functions need its URL, and the sources must not send before. */
@@ -133,11 +108,10 @@ function sourceKubeConfig(
 }
 
 export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEmulation {
-  const namespace = opts.namespace ?? RECOVERY_NAMESPACE;
-  const needsManifests = opts.triggers === undefined || opts.staticPingSources === undefined;
-  const manifests = needsManifests
-    ? loadKnativeManifests(resolve(REPO_ROOT, opts.manifestsDir ?? 'knative'), namespace)
-    : undefined;
+  // The Broker's namespace: the PingSource adapter follows only its PingSources (unless
+  // pingOptions.namespace says otherwise), so ones left by other test files do not wake the clock.
+  const namespace = RECOVERY_NAMESPACE;
+  const manifests = loadKnativeManifests(resolve(REPO_ROOT, 'knative'), namespace);
   const log = opts.log;
   const logOpt = log ? { log } : {};
   const broker = new Broker({
@@ -146,7 +120,7 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
     clock: opts.clock,
     ...logOpt,
     ...opts.brokerOptions,
-    triggers: opts.triggers ?? manifests?.triggers ?? [],
+    triggers: manifests.triggers,
     subscribers: opts.subscribers ?? {},
   });
   const sinkUrl = (): string => broker.ingressUrl;
@@ -159,7 +133,6 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
     new ApiServerSource({
       clock: opts.clock,
       ...logOpt,
-      ...opts.apiServerSourceOptions,
       kubeConfig: sourceKc,
       sinkUrl,
       resource,
@@ -169,7 +142,7 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
   const sources = [apiServerSource, externalArtifactSource];
   const pings = new PingScheduler({
     namespace,
-    staticSources: opts.staticPingSources ?? manifests?.pingSources ?? [],
+    staticSources: manifests.pingSources,
     ...logOpt,
     ...opts.pingOptions,
     clock: opts.clock,
@@ -187,11 +160,7 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
   const emulation: KnativeEmulation = {
     broker,
     apiServerSource,
-    externalArtifactSource,
     pings,
-    get ingressUrl() {
-      return broker.ingressUrl;
-    },
     async start() {
       try {
         await emulation.startBroker();

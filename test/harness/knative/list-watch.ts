@@ -33,8 +33,6 @@ export interface ListWatchHandlers {
 }
 
 export interface ListWatchOptions {
-  /** Real ms before re-establishing a failed watch (default 200). */
-  restartDelayMs?: number;
   log?: (msg: string, fields: Record<string, unknown>) => void;
 }
 
@@ -278,7 +276,7 @@ export class ListWatch {
       if (outcome !== null && !gone) {
         this.#opts.log?.('watch ended with error', { path: this.path, error: describe(outcome) });
       }
-      await sleep(outcome === null || gone ? 10 : (this.#opts.restartDelayMs ?? 200));
+      await sleep(outcome === null || gone ? 10 : RESTART_DELAY_MS);
       if (this.#stopped) return;
       try {
         if (gone) await this.#relist();
@@ -292,6 +290,8 @@ export class ListWatch {
 }
 
 const GONE = Symbol('gone');
+/** Real ms before re-establishing a failed watch. */
+const RESTART_DELAY_MS = 200;
 
 /**
  * Whether resourceVersion `a` is at or after `b` (strictly after with `strict`). Kubernetes

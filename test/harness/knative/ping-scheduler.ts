@@ -45,8 +45,6 @@ export interface PingSchedulerOptions {
   staticSources?: PingSource[];
   /** Virtual ms between a change arriving and the adapter applying it (default 0-1000). */
   pickupLagMs?: number | { min: number; max: number };
-  /** Maximum jitter per tick, virtual ms (default 500). */
-  jitterMaxMs?: number;
   /** Seed for jitter and lag (default 1). */
   seed?: number;
   log?: (msg: string, fields: Record<string, unknown>) => void;
@@ -96,6 +94,8 @@ interface Entry {
 }
 
 const PING_RESOURCE = { group: 'sources.knative.dev', version: 'v1', plural: PING_PLURAL };
+/** Maximum jitter per tick, virtual ms. */
+const JITTER_MAX_MS = 500;
 
 export function pingEventSource(namespace: string, name: string): string {
   return `/apis/v1/namespaces/${namespace}/pingsources/${name}`;
@@ -323,7 +323,7 @@ export class PingScheduler {
     }
     const source = entry.source;
     this.#arm(entry);
-    const jitter = rngInt(this.#rng, 0, this.#opts.jitterMaxMs ?? 500);
+    const jitter = rngInt(this.#rng, 0, JITTER_MAX_MS);
     const at = scheduledAt + jitter;
     if (at <= this.#clock.now()) return this.#fire(source, scheduledAt);
     const token = {};

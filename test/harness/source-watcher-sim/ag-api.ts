@@ -14,6 +14,7 @@ import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from './constants.js';
 import { asAg, type SimAg } from './types.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const AG_RESOURCE = { group: GROUP, version: VERSION, plural: PLURAL };
 
 /** The HTTP status of an API error, if it has one. */
 export function httpStatusOf(e: unknown): number | undefined {
@@ -91,9 +92,7 @@ export class AgApi {
     try {
       const obj: unknown = await this.#send({ verb: 'get', namespace, name, subresource: '' }, () =>
         this.#api.getNamespacedCustomObject({
-          group: GROUP,
-          version: VERSION,
-          plural: PLURAL,
+          ...AG_RESOURCE,
           namespace,
           name,
         }),
@@ -106,11 +105,10 @@ export class AgApi {
   }
 
   async list(namespace: string | undefined): Promise<AgList> {
-    const base = { group: GROUP, version: VERSION, plural: PLURAL };
     const res: unknown =
       namespace === undefined
-        ? await this.#api.listClusterCustomObject(base)
-        : await this.#api.listNamespacedCustomObject({ ...base, namespace });
+        ? await this.#api.listClusterCustomObject(AG_RESOURCE)
+        : await this.#api.listNamespacedCustomObject({ ...AG_RESOURCE, namespace });
     const body = res as { items?: unknown[]; metadata?: { resourceVersion?: string } };
     const items = (body.items ?? []).map(asAg).filter((ag): ag is SimAg => ag !== undefined);
     return { items, resourceVersion: body.metadata?.resourceVersion ?? '' };
@@ -133,9 +131,7 @@ export class AgApi {
     body: object,
   ): Promise<SimAg | undefined> {
     const request = {
-      group: GROUP,
-      version: VERSION,
-      plural: PLURAL,
+      ...AG_RESOURCE,
       namespace,
       name,
       body,

@@ -19,8 +19,6 @@ export type DriftReason = (typeof DRIFT_REASONS)[number];
 export interface StorageState {
   /** A stored artifact is missing or corrupt. */
   artifactMissing: boolean;
-  /** The ExternalArtifacts in the cluster differ from the inventory. */
-  externalArtifactsDiffer: boolean;
 }
 
 export function detectDrift(
@@ -36,6 +34,5 @@ export function detectDrift(
     return 'SourcesDigestChanged';
   if ((ag.status?.inventory?.length ?? 0) !== artifactCount(ag)) return 'InventoryMismatch';
   if (storage.artifactMissing) return 'ArtifactMissing';
-  if (storage.externalArtifactsDiffer) return 'ExternalArtifactsDiffer';
   return undefined;
 }

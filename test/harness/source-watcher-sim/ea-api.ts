@@ -13,18 +13,17 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { httpStatusOf } from './ag-api.js';
-import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from './constants.js';
+import { FIELD_MANAGER, GROUP, VERSION } from './constants.js';
 import type { SimInventoryEntry } from './types.js';
 
-export const EA_GROUP = 'source.toolkit.fluxcd.io';
-export const EA_VERSION = 'v1';
-export const EA_PLURAL = 'externalartifacts';
-export const EA_KIND = 'ExternalArtifact';
-export const GENERATOR_LABEL = 'source.extensions.fluxcd.io/generator';
+const EA_GROUP = 'source.toolkit.fluxcd.io';
+const EA_VERSION = 'v1';
+const EA_RESOURCE = { group: EA_GROUP, version: EA_VERSION, plural: 'externalartifacts' };
+const GENERATOR_LABEL = 'source.extensions.fluxcd.io/generator';
 
 const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 /** apiVersion and kind of every object applied (server-side apply needs them in the body). */
-const TYPE_META = { apiVersion: `${EA_GROUP}/${EA_VERSION}`, kind: EA_KIND } as const;
+const TYPE_META = { apiVersion: `${EA_GROUP}/${EA_VERSION}`, kind: 'ExternalArtifact' } as const;
 
 export interface SimExternalArtifact {
   metadata: {
@@ -75,9 +74,7 @@ export class EaApi {
   /** Every ExternalArtifact labelled with the generator's uid (source-watcher reads its cache). */
   async listFor(uid: string): Promise<SimExternalArtifact[]> {
     const res = (await this.#api.listClusterCustomObject({
-      group: EA_GROUP,
-      version: EA_VERSION,
-      plural: EA_PLURAL,
+      ...EA_RESOURCE,
       labelSelector: `${GENERATOR_LABEL}=${uid}`,
     })) as { items?: SimExternalArtifact[] };
     return res.items ?? [];
@@ -91,9 +88,7 @@ export class EaApi {
     now: number,
   ): Promise<void> {
     const base = {
-      group: EA_GROUP,
-      version: EA_VERSION,
-      plural: EA_PLURAL,
+      ...EA_RESOURCE,
       namespace: entry.namespace,
       name: entry.name,
       fieldManager: FIELD_MANAGER,
@@ -151,9 +146,7 @@ export class EaApi {
     try {
       await this.#send({ verb: 'delete', namespace, name }, () =>
         this.#api.deleteNamespacedCustomObject({
-          group: EA_GROUP,
-          version: EA_VERSION,
-          plural: EA_PLURAL,
+          ...EA_RESOURCE,
           namespace,
           name,
         }),
@@ -179,5 +172,3 @@ export function externalArtifactsMatch(
     ),
   );
 }
-
-void PLURAL;

@@ -15,4 +15,3 @@ export type { DriftReason } from './drift.js';
 export { DRIFT_REASONS } from './drift.js';
 export type { ReconcileOutcome } from './reconciler.js';
 export type { AgKey, AgName, SimAg, SimCondition } from './types.js';
-export * as swConstants from './constants.js';

@@ -49,7 +49,6 @@ export class Knobs {
   readonly #random: () => number;
 
   dead = false;
-  #slowMs = 0;
   #buildTimeMs: number;
   /** Per-AG build time (virtual ms), overriding buildTimeMs for that AG. */
   readonly #buildTimeOf = new Map<AgKey, number>();
@@ -58,8 +57,6 @@ export class Knobs {
   readonly sourceRevision = new Map<AgKey, string>();
   /** Cleared for a key by its next successful build (storage restored). */
   readonly artifactMissing = new Set<AgKey>();
-  /** Cleared for a key by its next successful build (ExternalArtifacts re-applied). */
-  readonly externalArtifactsDiffer = new Set<AgKey>();
   /**
    * The build for the n-th distinct `requestedAt` value (the rebuild after the n-th force) that
    * fails honestly with Ready=False/ReconciliationFailed, as the storm's errors made the real
@@ -75,14 +72,6 @@ export class Knobs {
     assertDuration('buildTimeMs', buildTimeMs);
     this.#random = seededRng(seed);
     this.#buildTimeMs = buildTimeMs;
-  }
-
-  get slowMs(): number {
-    return this.#slowMs;
-  }
-  set slowMs(ms: number) {
-    assertDuration('slow', ms);
-    this.#slowMs = ms;
   }
 
   get buildTimeMs(): number {

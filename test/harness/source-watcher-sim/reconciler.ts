@@ -45,8 +45,6 @@ export interface ReconcileResult {
   drift?: DriftReason;
   /** Requeue after this many virtual ms (forgets the key's failures). */
   requeueAfterMs?: number;
-  /** Requeue through the rate limiter. */
-  requeue?: boolean;
   /** Any error makes the controller requeue through the rate limiter. */
   error?: Error;
   /** Some conditions request of this reconcile was dropped by fault injection. */
@@ -93,7 +91,6 @@ function sourceMissingMessage(obj: SimAg): string {
 
 export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<ReconcileResult> {
   const { api, knobs } = deps;
-  if (knobs.slowMs > 0) await deps.sleep(knobs.slowMs);
   deps.guard();
   const { namespace, name } = splitKey(key);
   const original = await api.get(namespace, name);
@@ -181,7 +178,6 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     // Step 3: drift check. No drift: return, no condition touched.
     let drift = detectDrift(ag, digest, {
       artifactMissing: knobs.artifactMissing.has(key),
-      externalArtifactsDiffer: knobs.externalArtifactsDiffer.has(key),
     });
     // The last check (detectExternalArtifactsDrift): the objects labelled with the AG's uid must
     // match the inventory. It runs only when a reconcile is asked for: nothing watches them.
@@ -201,32 +197,28 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     deps.guard();
 
     // Step 5: outcome.
+    const buildFailed = (
+      reason: string,
+      message: string,
+      error: string,
+    ): Omit<ReconcileResult, 'lostConditions'> => {
+      set({ type: READY, status: 'False', reason, message });
+      return { outcome: 'BuildFailed', drift, error: new Error(error) };
+    };
     if (knobs.takeBuild(key, ag.metadata.annotations?.[REQUESTED_AT_ANNOTATION])) {
       honestFailure = true;
-      set({
-        type: READY,
-        status: 'False',
-        reason: REASON_RECONCILIATION_FAILED,
-        message: 'reconciliation failed: etcdserver: request timed out',
-      });
-      return {
-        outcome: 'BuildFailed',
-        drift,
-        error: new Error(`reconcile of ${key} failed (simulated API error)`),
-      };
+      return buildFailed(
+        REASON_RECONCILIATION_FAILED,
+        'reconciliation failed: etcdserver: request timed out',
+        `reconcile of ${key} failed (simulated API error)`,
+      );
     }
     if (knobs.buildFailure.has(key)) {
-      set({
-        type: READY,
-        status: 'False',
-        reason: REASON_BUILD_FAILED,
-        message: 'build failed: simulated build failure',
-      });
-      return {
-        outcome: 'BuildFailed',
-        drift,
-        error: new Error(`build of ${key} failed (simulated)`),
-      };
+      return buildFailed(
+        REASON_BUILD_FAILED,
+        'build failed: simulated build failure',
+        `build of ${key} failed (simulated)`,
+      );
     }
     const inventory = buildInventory(ag, digest);
     // Apply the ExternalArtifacts before the verdict and the inventory are written: for a moment
@@ -274,7 +266,6 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     });
     removeCondition(conditionsOf(ag), RECONCILING);
     knobs.artifactMissing.delete(key);
-    knobs.externalArtifactsDiffer.delete(key);
     return { outcome: 'Built', drift, requeueAfterMs: REQUEUE_INTERVAL_MS };
   }
 }

@@ -50,7 +50,7 @@ export interface SourceWatcherSimOptions {
    * Generate and own ExternalArtifacts as source-watcher does (docs/adr/0039): server-side apply
    * of each inventory entry's object and status after the build, before the verdict and the
    * inventory are written; garbage collection of entries that left the inventory; the drift check
-   * against the labelled objects. Default off (the ExternalArtifactsDiffer knob stands in).
+   * against the labelled objects. Default off.
    */
   externalArtifacts?: boolean;
   /** Called for each ExternalArtifact write (apply, apply-status, delete), once answered. */
@@ -92,8 +92,6 @@ export interface SourceWatcherSim {
   observed(resourceVersion: string, timeoutMs?: number): Promise<void>;
   /** A snapshot of the counters. */
   readonly stats: SimStats;
-  /** Every finished reconcile, oldest first. */
-  readonly history: readonly ReconcileRecord[];
   reconcilesOf(ref: AgKey | AgName): ReconcileRecord[];
 
   /** Lose in-scope conditions requests of this AG (default: every 'verdict' write until cleared). */
@@ -104,9 +102,6 @@ export interface SourceWatcherSim {
   setConditionsLossProbability(p: number, scope?: LossScope): void;
   /** Dead: nothing is reconciled, events are ignored. Reviving acts like a restart (every AG enqueued). */
   setDead(dead: boolean): void;
-  readonly dead: boolean;
-  /** Extra virtual latency at the start of every reconcile. */
-  setSlow(ms: number): void;
   /** Virtual time every build takes, for AGs without their own build time. */
   setBuildTime(ms: number): void;
   /**
@@ -131,6 +126,4 @@ export interface SourceWatcherSim {
   setSourceRevision(ref: AgKey | AgName, revision: string): void;
   /** A stored artifact goes missing until the next successful build. Does not enqueue. */
   markArtifactMissing(ref: AgKey | AgName): void;
-  /** The ExternalArtifacts differ until the next successful build. Does not enqueue. */
-  markExternalArtifactsDiffer(ref: AgKey | AgName): void;
 }

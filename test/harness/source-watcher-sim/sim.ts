@@ -1,6 +1,6 @@
 // The simulator: a watch on ArtifactGenerators feeding a deduplicated work queue, a bounded pool
 // of workers running the reconcile, controller-runtime's requeue rules, and the fault knobs.
-// Every simulated delay (requeues, retries, build time, slowness) is a timer on the VirtualClock.
+// Every simulated delay (requeues, retries, build time) is a timer on the VirtualClock.
 
 import type { VirtualClock, TimerId } from '../virtual-clock.js';
 import { AgApi } from './ag-api.js';
@@ -206,20 +206,12 @@ class Simulator implements SourceWatcherSim {
     return structuredClone(this.#stats);
   }
 
-  get history(): readonly ReconcileRecord[] {
-    return [...this.#history];
-  }
-
   reconcilesOf(ref: AgKey | AgName): ReconcileRecord[] {
     const key = toKey(ref);
     return this.#history.filter((r) => r.key === key);
   }
 
   // ---- knobs ----
-
-  get dead(): boolean {
-    return this.#knobs.dead;
-  }
 
   loseConditionsWrite(ref: AgKey | AgName, rule: LossRule = {}): void {
     this.#knobs.setLoss(toKey(ref), rule);
@@ -249,10 +241,6 @@ class Simulator implements SourceWatcherSim {
       this.#log('source-watcher-sim restarted', { agents: this.#informer.size });
     }
     this.#notify();
-  }
-
-  setSlow(ms: number): void {
-    this.#knobs.slowMs = ms;
   }
 
   setBuildTime(ms: number): void {
@@ -296,10 +284,6 @@ class Simulator implements SourceWatcherSim {
 
   markArtifactMissing(ref: AgKey | AgName): void {
     this.#knobs.artifactMissing.add(toKey(ref));
-  }
-
-  markExternalArtifactsDiffer(ref: AgKey | AgName): void {
-    this.#knobs.externalArtifactsDiffer.add(toKey(ref));
   }
 
   // ---- queue and workers ----
@@ -441,7 +425,7 @@ class Simulator implements SourceWatcherSim {
     });
   }
 
-  /** controller-runtime: error -> rate-limited; RequeueAfter -> forget + delay; Requeue -> rate-limited. */
+  /** controller-runtime: error -> rate-limited; RequeueAfter -> forget + delay; else forget. */
   #requeue(key: AgKey, result: ReconcileResult | undefined, failure: Error | undefined): void {
     if (this.#stopped || this.#knobs.dead) return;
     if (failure || !result || result.error) {
@@ -449,8 +433,6 @@ class Simulator implements SourceWatcherSim {
     } else if (result.requeueAfterMs !== undefined) {
       this.#limiter.forget(key);
       this.#enqueueAfter(key, result.requeueAfterMs);
-    } else if (result.requeue) {
-      this.#enqueueAfter(key, this.#limiter.when(key));
     } else {
       this.#limiter.forget(key);
     }

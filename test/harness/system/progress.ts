@@ -160,11 +160,6 @@ export class ProgressLog {
     this.#onEvent = onEvent;
   }
 
-  /** Every AG's progress, in the order the AGs were first seen. */
-  all(): AgProgress[] {
-    return [...this.#progress.values()];
-  }
-
   /** The progress of one AG (`namespace/name`); an empty record when nothing was seen. */
   of(ag: string): AgProgress {
     return this.#progress.get(ag) ?? emptyProgress(ag);

@@ -82,11 +82,17 @@ function onlyBroker(
 }
 
 describe('Knative retry schedule', () => {
-  it('is 1 s, 2 s, 4 s ... for PT1S exponential, 1 s, 2 s, 3 s for linear', () => {
-    expect([1, 2, 3, 4, 5, 6].map((n) => retryDelayMs('exponential', 1000, n))).toEqual([
-      1000, 2000, 4000, 8000, 16_000, 32_000,
-    ]);
-    expect([1, 2, 3].map((n) => retryDelayMs('linear', 1000, n))).toEqual([1000, 2000, 3000]);
+  // Knative's dispatcher counts retries from 0: exponential PT1S × 2^r, linear PT1S × r.
+  const schedules = [
+    {
+      policy: 'exponential',
+      label: '1 s, 2 s, 4 s ...',
+      delays: [1000, 2000, 4000, 8000, 16_000, 32_000],
+    },
+    { policy: 'linear', label: '0 s, 1 s, 2 s ...', delays: [0, 1000, 2000, 3000] },
+  ] as const;
+  it.each(schedules)('is $label after failed attempts 1, 2, 3 ... for PT1S $policy', (s) => {
+    expect(s.delays.map((_, i) => retryDelayMs(s.policy, 1000, i + 1))).toEqual(s.delays);
   });
 
   const shipped = triggers
