@@ -3,6 +3,7 @@ import { createFunctionApp } from '../../shared/runtime/function-app.js';
 import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
 import { createPreviousVersions } from '../../shared/runtime/previous-versions.js';
 import type { DetectDeps, DetectRuntime } from './deps.js';
+import { createRecentActions } from './recent-actions.js';
 import { handleDetect } from './handler.js';
 
 export function createApp(deps: DetectDeps, opts: { isReady?: () => boolean } = {}): Express {
@@ -10,6 +11,7 @@ export function createApp(deps: DetectDeps, opts: { isReady?: () => boolean } = 
     ...deps,
     notices: createHistoryNotices(),
     previousVersions: createPreviousVersions(deps.kube),
+    recentActions: createRecentActions(),
   };
   return createFunctionApp({
     logger: deps.logger,

@@ -5,6 +5,7 @@ import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import type { HistoryNotices } from '../../shared/runtime/history-notices.js';
 import type { PreviousVersions } from '../../shared/runtime/previous-versions.js';
+import type { RecentActions } from './recent-actions.js';
 
 /** Exact follow-ups without timers: detect programs a PingSource to fire when an AG is due. */
 export interface FollowUps {
@@ -28,4 +29,6 @@ export interface DetectRuntime extends DetectDeps {
   readonly notices: HistoryNotices;
   /** The AG versions before a revision, kept by the process (docs/adr/0045). */
   readonly previousVersions: PreviousVersions;
+  /** The actions emitted moments ago, not repeated (docs/adr/0047). */
+  readonly recentActions: RecentActions;
 }

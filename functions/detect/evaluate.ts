@@ -22,7 +22,7 @@ import {
 } from '../../shared/core/events.js';
 import { formatTimeNano } from '../../shared/core/time.js';
 import type { Logger } from '../../shared/runtime/logger.js';
-import type { DetectDeps } from './deps.js';
+import type { DetectDeps, DetectRuntime } from './deps.js';
 
 export interface Evaluation {
   readonly decision: Decision;
@@ -77,16 +77,20 @@ export function wantsHistory(
   );
 }
 
-/** Emits the evaluation's action event, if any. Throws EmitError when the Broker refuses it. */
+/**
+ * Emits the evaluation's action event, if any, unless this process emitted the same action (same
+ * AG, resourceVersion, attempt and signal) moments ago (recent-actions.ts). True when it emitted.
+ * Throws EmitError when the Broker refuses it.
+ */
 export async function emitAction(
   ag: ArtifactGenerator,
   evaluation: Evaluation,
   now: number,
-  deps: DetectDeps,
+  deps: DetectRuntime,
   log: Logger,
-): Promise<void> {
+): Promise<boolean> {
   const type = evaluation.action;
-  if (type === undefined) return;
+  if (type === undefined) return false;
   const meta = ag.metadata ?? {};
   const namespace = meta.namespace ?? '';
   const name = meta.name ?? '';
@@ -101,6 +105,11 @@ export async function emitAction(
     decidedAt: formatTimeNano(now),
     ...(signalled ? { signal: SIGNAL_LOST_WRITE } : {}),
   };
+  const key = `${type} ${namespace}/${name} ${data.resourceVersion} ${data.attempts} ${data.signal ?? ''}`;
+  if (deps.recentActions.repeats(key, now)) {
+    log.debug({ action: type, attempt: data.attempts }, 'action emitted moments ago; not repeated');
+    return false;
+  }
   await deps.emitter.emit({
     type,
     source: ACTION_SOURCE,
@@ -119,4 +128,6 @@ export async function emitAction(
     },
     'action emitted',
   );
+  deps.recentActions.emitted(key, now);
+  return true;
 }

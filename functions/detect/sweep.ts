@@ -50,6 +50,7 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
   let emitted = 0;
   let emitFailures = 0;
   let emitsSkipped = 0;
+  let repeatsSkipped = 0;
   let incomplete: 'budget' | 'list-failed' | undefined;
   let continueToken: string | undefined;
   do {
@@ -103,14 +104,15 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
         continue;
       }
       try {
-        await emitAction(
+        const sent = await emitAction(
           ag,
           evaluation,
           now,
           deps,
           log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name }),
         );
-        emitted++;
+        if (sent) emitted++;
+        else repeatsSkipped++;
       } catch (e) {
         if (!(e instanceof EmitError)) throw e;
         emitFailures++;
@@ -123,6 +125,7 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
     emitted,
     emitFailures,
     emitsSkipped,
+    repeatsSkipped,
     historyReads: spend.historyReads,
     earliestDue: earliest,
     elapsedMs: elapsed(),

@@ -155,7 +155,8 @@ describe('detect: the lost write itself, seconds after it happened', () => {
     const deliveries = [...versions.slice(1)].reverse().flatMap((v) => [v, v]);
     for (const v of deliveries) await postEvent(d.url, updateEvent(v));
     const forces = file.forcesFor(last);
-    expect(forces).toHaveLength(2); // the stuck version, delivered twice; force-drift dedups
+    // The stuck version, delivered twice: its copy moments later is not repeated (ADR 47).
+    expect(forces).toHaveLength(1);
     expect(new Set(forces.map((e) => (e.data as ActionData).resourceVersion))).toEqual(
       new Set([last.metadata?.resourceVersion]),
     );

@@ -25,6 +25,7 @@ import { cloudEvent, postEvent } from '../../support/http-events.js';
 import type { CallMatch, ProxyCall } from '../../support/kube-proxy.js';
 import { functionSuite } from '../../support/function-suite.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
+import { REPEAT_WINDOW_MS } from '../../../functions/detect/recent-actions.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 /** Inside testConfig's 30 s grace: only the verified lost-write signal opens the gate. */
@@ -134,7 +135,8 @@ describe('force-drift: a signalled force redelivered after a failed call', () =>
 describe("detect: the sweep's history reads", () => {
   it('a second sweep reads no history for a revision the first sweep read, and emits the same signalled force', async () => {
     const { last: ag } = await rebuildAg(kc, { at: T0, lose: true });
-    const d = await suite.startDetect(new SettableClock(INSIDE_GRACE));
+    const clock = new SettableClock(INSIDE_GRACE);
+    const d = await suite.startDetect(clock);
     const ping = () =>
       cloudEvent({
         type: PING,
@@ -152,6 +154,8 @@ describe("detect: the sweep's history reads", () => {
     expect((await postEvent(d.url, ping())).status).toBe(200);
     expect(historyReads('detect', ag)).toHaveLength(1);
     expect(forcesOfAg()).toBe(1);
+    // Past the window in which a repeated action is not emitted again (ADR 47), still in the grace.
+    clock.t = INSIDE_GRACE + REPEAT_WINDOW_MS;
     expect((await postEvent(d.url, ping())).status).toBe(200);
     expect(historyReads('detect', ag)).toHaveLength(1);
     expect(forcesOfAg()).toBe(2);
