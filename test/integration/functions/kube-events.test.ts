@@ -38,8 +38,7 @@ import {
 } from '../../support/http-events.js';
 import { listEventsAbout, occurrences } from '../../support/kube-events.js';
 import { startKubeProxy } from '../../support/kube-proxy.js';
-import { createLogger } from '../../../shared/runtime/logger.js';
-import { trackingAnnotations } from './suite-kit.js';
+import { capturingLogger, trackingAnnotations } from './suite-kit.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -267,14 +266,13 @@ describe('Events: one per recovery step, on the AG', () => {
     const clock = new SettableClock(T0 + 250_000);
     const proxy = await startKubeProxy(kc, { tag: 'events-refused' });
     try {
-      const logs: { level?: string; msg?: string; namespace?: string; statusCode?: number }[] = [];
-      const destination = { write: (line: string) => void logs.push(JSON.parse(line)) };
+      const { logger, logs } = capturingLogger('surface-stalled');
       const ss = await startFunction({
         fn: 'surface-stalled',
         kubeConfig: proxy.kubeConfig('refused'),
         clock,
         env: { POD_NAME: 'surface-stalled' },
-        logger: createLogger({ name: 'surface-stalled', level: 'debug', destination }),
+        logger,
       });
       servers.push(ss);
       const refused = (ns?: string) =>
@@ -289,8 +287,7 @@ describe('Events: one per recovery step, on the AG', () => {
             ...(ns !== undefined ? { namespace: ns } : {}),
           },
         });
-      const refusals = () =>
-        logs.filter((l) => l.msg === 'could not write Kubernetes Event').map((l) => l.level);
+      const refusals = () => logs.find('could not write Kubernetes Event').map((l) => l.level);
 
       // Only the PackageSource's Event refused: the AG's is written, one warn naming `default`.
       const onlyPs = refused('default');
@@ -301,14 +298,14 @@ describe('Events: one per recovery step, on the AG', () => {
       expect((await eventsOf(a.ag)).map((e) => e.reason)).toEqual(['SourceWatcherStalled']);
       expect(await psEventsOf(a.ps)).toEqual([]);
       expect(refusals()).toEqual(['warn']);
-      expect(logs.find((l) => l.level === 'warn')).toMatchObject({
+      expect(logs.records.find((l) => l.level === 'warn')).toMatchObject({
         namespace: 'default',
         statusCode: 403,
       });
       onlyPs.remove();
 
       // Both refused: still 'updated'; one warn for the request, the other failure at debug.
-      logs.length = 0;
+      logs.records.length = 0;
       const all = refused();
       const b = await stalledPair();
       expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, b.ag, 5, T0))).body).toEqual({
