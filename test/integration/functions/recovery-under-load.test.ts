@@ -24,11 +24,6 @@ import {
   readyOf,
   requestedAtFor,
 } from '../../../shared/core/index.js';
-import type {
-  ArtifactGenerator,
-  ArtifactGeneratorStatus,
-  PackageSource,
-} from '../../../shared/core/types.js';
 import {
   agRefOf,
   createOwnedPair,
@@ -38,6 +33,11 @@ import {
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { healthyStatus, ready, rebuildAg, stuckStatus } from '../../support/ag-states.js';
+import type {
+  ArtifactGenerator,
+  ArtifactGeneratorStatus,
+  PackageSource,
+} from '../../../shared/core/types.js';
 import { AG_RESOURCE } from '../../harness/knative/index.js';
 import { SettableClock } from '../../harness/functions.js';
 import { actionEvent, agResourceEvent, postEvent } from '../../support/http-events.js';
