@@ -142,6 +142,22 @@ const scenario = (
   ...row,
 });
 
+/** The verdict's Event create in `namespace`: best effort, the answer is the verdict's. */
+const eventCreate = (call: string, namespace: string): MatrixScenario<Ctx> => ({
+  ...scenario(call, {
+    write: true,
+    event: (ctx) => updateEvent(ctx.ag),
+    target: () => ({
+      match: { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace },
+    }),
+    expect: () => ({
+      status: 200,
+      why: 'best effort: the verdict is written; a failed Event write never changes the answer',
+    }),
+  }),
+  env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
+});
+
 /** The file's matrix over `scenarios`, their cells run together or one at a time. */
 const matrix = (concurrent: boolean, scenarios: readonly MatrixScenario<Ctx>[]) =>
   defineMatrix({
@@ -200,41 +216,10 @@ describe('calls for one AG event', () => {
         return { status: 503, why: 'transient: the redelivery writes or finds it in step' };
       },
     }),
-    {
-      // Issue 15: the verdict's Event fails in every way; the verdict is written all the same.
-      ...scenario('Event create (SourceWatcherStalled)', {
-        write: true,
-        event: (ctx) => updateEvent(ctx.ag),
-        target: () => ({
-          match: { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: NS },
-        }),
-        expect: () => ({
-          status: 200,
-          why: 'best effort: the verdict is written; a failed Event write never changes the answer',
-        }),
-      }),
-      env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
-    },
-    {
-      // The verdict's Event regarding the PackageSource (cluster-scoped: in `default`).
-      ...scenario('Event create on the PackageSource (default)', {
-        write: true,
-        event: (ctx) => updateEvent(ctx.ag),
-        target: () => ({
-          match: {
-            group: 'events.k8s.io',
-            resource: 'events',
-            verb: 'create',
-            namespace: 'default',
-          },
-        }),
-        expect: () => ({
-          status: 200,
-          why: 'best effort: the verdict is written; a failed Event write never changes the answer',
-        }),
-      }),
-      env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
-    },
+    // Issue 15: the verdict's Event fails in every way; the verdict is written all the same.
+    eventCreate('Event create (SourceWatcherStalled)', NS),
+    // The verdict's Event regarding the PackageSource (cluster-scoped: in `default`).
+    eventCreate('Event create on the PackageSource (default)', 'default'),
   ]);
 });
 
