@@ -95,7 +95,7 @@ export const trackingAnnotations = (
   ...(bumped ? { [ANNOTATION_REQUESTED_AT]: formatTimeNano(at) } : {}),
 });
 
-/** The resync PingSource's ping (its data the resync's purpose unless given). */
+/** The resync PingSource's ping (its data the resync's purpose unless given); reliability's too. */
 export const resyncPing = (data: object = { purpose: 'resync' }) =>
   cloudEvent({
     type: PING,
