@@ -45,6 +45,10 @@ export async function startSimWorld(
   return { ...world, sim, requests };
 }
 
+/** A spec's artifacts: one per name, each a copy of the source's files. */
+export const simArtifacts = (names: string[]) =>
+  names.map((name) => ({ name, copy: [{ from: '@src/**', to: '@artifact/' }] }));
+
 /** Creates the AG `name` with one artifact per entry of `artifacts` (the simulator not awaited). */
 export async function createSimAg(
   namespace: string,
@@ -58,7 +62,7 @@ export async function createSimAg(
     metadata: { name, namespace },
     spec: {
       sources: [{ alias: 'src', kind: 'GitRepository', name: 'repo' }],
-      artifacts: artifacts.map((a) => ({ name: a, copy: [{ from: '@src/**', to: '@artifact/' }] })),
+      artifacts: simArtifacts(artifacts),
     },
   };
   return (await raw.createNamespacedCustomObject({ ...AG, namespace, body })) as SimAg;

@@ -8,7 +8,7 @@ import { AG_RESOURCE as AG } from '../harness/knative/index.js';
 import type { VirtualClock } from '../harness/virtual-clock.js';
 import type { SimAg, SimCondition, SourceWatcherSim } from '../harness/source-watcher-sim/index.js';
 import { MERGE_PATCH as mergePatch, testKubeConfig, uniqueName } from '../support/apiserver.js';
-import { createSimAg, deleteSimAgs, startSimWorld } from './sim-world.js';
+import { createSimAg, deleteSimAgs, simArtifacts, startSimWorld } from './sim-world.js';
 
 const FINALIZER = 'source.extensions.fluxcd.io/finalizer';
 const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
@@ -286,14 +286,7 @@ describe('source-watcher simulator: what enqueues a healthy AG', () => {
     {
       name: 'a spec change (generation bump)',
       write: (ref: Ref) =>
-        patchMain(ref, {
-          spec: {
-            artifacts: ['alpha', 'beta', 'gamma'].map((a) => ({
-              name: a,
-              copy: [{ from: '@src/**', to: '@artifact/' }],
-            })),
-          },
-        }),
+        patchMain(ref, { spec: { artifacts: simArtifacts(['alpha', 'beta', 'gamma']) } }),
       want: ['Built'],
     },
   ])('$name -> $want', async ({ write, want }) => {
@@ -306,12 +299,7 @@ describe('source-watcher simulator: what enqueues a healthy AG', () => {
   it('a spec change rebuilds for the new generation', async () => {
     const ref = await healthyAg(['alpha']);
     const rv = await patchMain(ref, {
-      spec: {
-        artifacts: ['alpha', 'beta', 'gamma'].map((a) => ({
-          name: a,
-          copy: [{ from: '@src/**', to: '@artifact/' }],
-        })),
-      },
+      spec: { artifacts: simArtifacts(['alpha', 'beta', 'gamma']) },
     });
     await afterWrite(rv);
     const ag = await readAg(ref);

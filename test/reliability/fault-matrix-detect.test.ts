@@ -3,7 +3,7 @@
 // alarm PingSource; its end state is that alarm plus the action events it emitted.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { APISERVER_REF_UPDATE, APISERVER_UPDATE, PING } from '../../shared/core/index.js';
+import { APISERVER_REF_UPDATE, APISERVER_UPDATE } from '../../shared/core/index.js';
 import {
   AG_API_VERSION,
   AG_KIND,
@@ -26,7 +26,8 @@ import { SettableClock, startFunction } from '../harness/functions.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
 import { functionFile } from './support/function-file.js';
-import { ALARM_NAMESPACE as ALARM_NS, deleteAlarm, readAlarm } from '../support/recovery-alarm.js';
+import { resyncPing } from '../integration/functions/suite-kit.js';
+import { deleteAlarm, readAlarm } from '../support/recovery-alarm.js';
 
 // A sweep sees every AG in the cluster; an AG due later would move the alarm the sweep settles.
 const { T0, NS, kc, suite } = functionFile('matrix-detect', 'rel-dt', 'ags');
@@ -57,29 +58,25 @@ function graceAg(ref: AgRef, at: number, sinceAgo: number): ArtifactGenerator {
   };
 }
 
+/** A cell's context: its own alarm, the AG `ref` (on the server or not) and its event data. */
+const ctxOf = (ref: AgRef, onServer: boolean, data: ArtifactGenerator): Ctx => ({
+  alarm: uniqueName('alarm'),
+  subject: `${ref.namespace}/${ref.name}`,
+  ref,
+  onServer,
+  data,
+});
+
 async function stuckOnServer(): Promise<Ctx> {
   const ag = await createAgWithStatus(kc, stuckStatus(T0 - 60_000), { namespace: NS });
   await waitForCachedAg(agRefOf(ag), ag.metadata?.resourceVersion);
-  const ref = agRefOf(ag);
-  return {
-    alarm: uniqueName('alarm'),
-    subject: `${ref.namespace}/${ref.name}`,
-    ref,
-    onServer: true,
-    data: ag,
-  };
+  return ctxOf(agRefOf(ag), true, ag);
 }
 
 function inGrace(): Ctx {
   const ref = { namespace: NS, name: uniqueName('grace') };
-  return {
-    alarm: uniqueName('alarm'),
-    subject: `${ref.namespace}/${ref.name}`,
-    ref,
-    onServer: false,
-    // Due at T0 + 20 s: the alarm is armed for T0 + 21 s (whole seconds).
-    data: graceAg(ref, T0, 10_000),
-  };
+  // Due at T0 + 20 s: the alarm is armed for T0 + 21 s (whole seconds).
+  return ctxOf(ref, false, graceAg(ref, T0, 10_000));
 }
 
 /** Arms the alarm fault-free, with its own clock and its own client tag. */
@@ -116,12 +113,7 @@ function refEvent(ref: AgRef) {
   });
 }
 
-const resyncEvent = () =>
-  cloudEvent({
-    type: PING,
-    source: `/apis/v1/namespaces/${ALARM_NS}/pingsources/resync`,
-    data: {},
-  });
+const resyncEvent = () => resyncPing({});
 
 async function state(ctx: Ctx): Promise<unknown> {
   const alarm = await readAlarm(kc, ctx.alarm);

@@ -6,9 +6,7 @@ import {
   ACTION_CLEAR_TRACKING,
   ACTION_FORCE,
   ANNOTATION_ATTEMPTS,
-  ANNOTATION_LAST_RECOVERY_AT,
   ANNOTATION_REQUESTED_AT,
-  formatTimeNano,
   readyOf,
   RESUME_SETTLE_MS,
 } from '../../shared/core/index.js';
@@ -34,6 +32,7 @@ import {
 } from './support/fault-matrix.js';
 import { defineMatrix } from './support/matrix-suite.js';
 import { functionFile } from './support/function-file.js';
+import { trackingAnnotations } from '../integration/functions/suite-kit.js';
 
 const { T0, NS, kc, suite } = functionFile('matrix-force-drift', 'rel-fd', 'nothing');
 const table = new MatrixTable('force-drift');
@@ -51,11 +50,8 @@ interface Ctx {
   readonly history: ArtifactGenerator[];
 }
 
-const TRACKED = {
-  [ANNOTATION_ATTEMPTS]: '2',
-  [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(T0 - 100_000),
-  [ANNOTATION_REQUESTED_AT]: formatTimeNano(T0 - 100_000),
-};
+/** Two forces, the last 100 s before T0. */
+const TRACKED = trackingAnnotations(2, T0 - 100_000);
 
 async function setup(kind: 'stuck' | 'healthy-tracked'): Promise<Ctx> {
   const status: ArtifactGeneratorStatus =

@@ -9,7 +9,6 @@ import {
   ANNOTATION_REQUESTED_AT,
   APISERVER_UPDATE,
   formatTimeNano,
-  PING,
   REASON_FORCED,
   REASON_STALLED,
 } from '../../shared/core/index.js';
@@ -25,7 +24,7 @@ import {
   uniqueName,
 } from '../support/apiserver.js';
 import { createAgWithStatus, ready, stuckStatus } from '../support/ag-states.js';
-import { agResourceEvent, cloudEvent } from '../support/http-events.js';
+import { agResourceEvent } from '../support/http-events.js';
 import { waitForCachedAg, waitForCachedPs } from './support/cache-wait.js';
 import type { FaultCase } from './support/fault-cases.js';
 import { agGet, MatrixTable } from './support/fault-matrix.js';
@@ -33,6 +32,7 @@ import type { Expectation, MatrixScenario } from './support/fault-matrix.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
 import { functionFile } from './support/function-file.js';
+import { resyncPing } from '../integration/functions/suite-kit.js';
 
 // The resync lists every AG and PackageSource: keep the cluster to this file's objects.
 const { T0, NS, kc, suite } = functionFile(
@@ -82,12 +82,7 @@ async function cleanup(ctx: Ctx): Promise<void> {
 const updateEvent = (ag: ArtifactGenerator) =>
   agResourceEvent(ag, APISERVER_UPDATE, 'https://10.96.0.1:443');
 
-const resyncEvent = () =>
-  cloudEvent({
-    type: PING,
-    source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
-    data: {},
-  });
+const resyncEvent = () => resyncPing({});
 
 /** The PackageSource's conditions with the AG's name replaced, so that twins compare equal. */
 function normalized(ps: PackageSource, ctx: Ctx): unknown {
@@ -140,6 +135,22 @@ const scenario = (
   check,
   cleanup,
   ...row,
+});
+
+/** The verdict's Event create in `namespace`: best effort, the answer is the verdict's. */
+const eventCreate = (call: string, namespace: string): MatrixScenario<Ctx> => ({
+  ...scenario(call, {
+    write: true,
+    event: (ctx) => updateEvent(ctx.ag),
+    target: () => ({
+      match: { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace },
+    }),
+    expect: () => ({
+      status: 200,
+      why: 'best effort: the verdict is written; a failed Event write never changes the answer',
+    }),
+  }),
+  env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
 });
 
 /** The file's matrix over `scenarios`, their cells run together or one at a time. */
@@ -200,41 +211,10 @@ describe('calls for one AG event', () => {
         return { status: 503, why: 'transient: the redelivery writes or finds it in step' };
       },
     }),
-    {
-      // Issue 15: the verdict's Event fails in every way; the verdict is written all the same.
-      ...scenario('Event create (SourceWatcherStalled)', {
-        write: true,
-        event: (ctx) => updateEvent(ctx.ag),
-        target: () => ({
-          match: { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: NS },
-        }),
-        expect: () => ({
-          status: 200,
-          why: 'best effort: the verdict is written; a failed Event write never changes the answer',
-        }),
-      }),
-      env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
-    },
-    {
-      // The verdict's Event regarding the PackageSource (cluster-scoped: in `default`).
-      ...scenario('Event create on the PackageSource (default)', {
-        write: true,
-        event: (ctx) => updateEvent(ctx.ag),
-        target: () => ({
-          match: {
-            group: 'events.k8s.io',
-            resource: 'events',
-            verb: 'create',
-            namespace: 'default',
-          },
-        }),
-        expect: () => ({
-          status: 200,
-          why: 'best effort: the verdict is written; a failed Event write never changes the answer',
-        }),
-      }),
-      env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
-    },
+    // Issue 15: the verdict's Event fails in every way; the verdict is written all the same.
+    eventCreate('Event create (SourceWatcherStalled)', NS),
+    // The verdict's Event regarding the PackageSource (cluster-scoped: in `default`).
+    eventCreate('Event create on the PackageSource (default)', 'default'),
   ]);
 });
 

@@ -1,54 +1,27 @@
 // AG event data whose metadata.name or metadata.namespace is not a Kubernetes name is malformed
 // input: 400 (dead-letter), no API call, nothing emitted. Found by the fuzz suites.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { APISERVER_UPDATE } from '../../shared/core/index.js';
 import { AG_API_VERSION, AG_KIND, type ArtifactGenerator } from '../../shared/core/types.js';
-import { testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { uniqueName } from '../support/apiserver.js';
 import { DIGEST, INVENTORY, ready } from '../support/ag-states.js';
-import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
-import {
-  SettableClock,
-  startFunction,
-  type RunningFunction as FunctionServer,
-} from '../harness/functions.js';
+import { cloudEvent, postEvent, type Started } from '../support/http-events.js';
+import { SettableClock } from '../harness/functions.js';
+import { functionFile } from './support/function-file.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const kc = testKubeConfig();
-let proxy: KubeProxy;
-let sink: EventSink;
-let detect: FunctionServer;
-let surfaceStalled: FunctionServer;
+const { T0, suite } = functionFile('names', 'rel-names', 'nothing');
+let detect: Started;
+let surfaceStalled: Started;
 
 beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: 'names' });
-  sink = await startEventSink();
-  const common = {
-    clock: new SettableClock(T0),
-    sinkUrl: sink.url,
-    env: { ALARM_NAME: uniqueName('names') },
-  };
-  detect = await startFunction({
-    fn: 'detect',
-    kubeConfig: proxy.kubeConfig('names-detect'),
-    ...common,
-  });
-  surfaceStalled = await startFunction({
-    fn: 'surface-stalled',
-    kubeConfig: proxy.kubeConfig('names-surface-stalled'),
-    ...common,
-  });
-});
-afterAll(async () => {
-  await detect.close();
-  await surfaceStalled.close();
-  await sink.close();
-  await proxy.stop();
+  const opts = { env: { ALARM_NAME: uniqueName('names') } };
+  detect = await suite.startDetect(new SettableClock(T0), opts);
+  surfaceStalled = await suite.startSurfaceStalled(new SettableClock(T0), opts);
 });
 beforeEach(() => {
-  sink.events.length = 0;
-  proxy.clearCalls();
+  suite.sink.events.length = 0;
+  suite.proxy.clearCalls();
 });
 
 /** A stuck AG (it would be forced) with the given name and namespace. */
@@ -84,7 +57,7 @@ const updateEvent = (data: ArtifactGenerator) =>
 describe('AG events with names that are not Kubernetes names', () => {
   it.each(CASES)('detect: %s -> 400, nothing emitted', async (_what, namespace, name) => {
     const answer = await postEvent(detect.url, updateEvent(stuckAg(namespace, name)));
-    expect({ status: answer.status, emitted: sink.events.map((e) => e.type) }).toEqual({
+    expect({ status: answer.status, emitted: suite.sink.events.map((e) => e.type) }).toEqual({
       status: 400,
       emitted: [],
     });
@@ -94,7 +67,7 @@ describe('AG events with names that are not Kubernetes names', () => {
     const answer = await postEvent(surfaceStalled.url, updateEvent(stuckAg(namespace, name)));
     expect({
       status: answer.status,
-      apiCalls: proxy.count({ clientTag: 'names-surface-stalled' }),
+      apiCalls: suite.proxy.count({ clientTag: 'surface-stalled' }),
     }).toEqual({
       status: 400,
       apiCalls: 0,

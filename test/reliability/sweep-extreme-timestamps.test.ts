@@ -3,7 +3,6 @@
 // healthy) and still programs the follow-up alarm for the AG that is really due.
 
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { PING } from '../../shared/core/index.js';
 import type { Condition } from '../../shared/core/types.js';
 import { uniqueName } from '../support/apiserver.js';
 import {
@@ -14,9 +13,10 @@ import {
   ready,
 } from '../support/ag-states.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
-import { cloudEvent, postEvent } from '../support/http-events.js';
+import { postEvent } from '../support/http-events.js';
 import { functionFile } from './support/function-file.js';
-import { ALARM_NAMESPACE as ALARM_NS, readAlarm } from '../support/recovery-alarm.js';
+import { readAlarm } from '../support/recovery-alarm.js';
+import { resyncPing } from '../integration/functions/suite-kit.js';
 
 const { T0, NS, kc, suite } = functionFile('extreme', 'rel-xt', 'ags');
 afterAll(() => deleteAllArtifactGenerators(kc));
@@ -41,15 +41,7 @@ async function sweep(alarm: string): Promise<number> {
     env: { ALARM_NAME: alarm },
   });
   try {
-    const answer = await postEvent(
-      detect.url,
-      cloudEvent({
-        type: PING,
-        source: `/apis/v1/namespaces/${ALARM_NS}/pingsources/resync`,
-        data: {},
-      }),
-    );
-    return answer.status;
+    return (await postEvent(detect.url, resyncPing({}))).status;
   } finally {
     await detect.close();
   }

@@ -11,7 +11,7 @@ import {
   readyOf,
   type ActionData,
 } from '../../../shared/core/index.js';
-import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
+import type { Logger } from '../../../shared/runtime/logger.js';
 import { agRefOf, getArtifactGenerator } from '../../support/apiserver.js';
 import {
   createAgWithStatus,
@@ -21,8 +21,8 @@ import {
 } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, postEvent } from '../../support/http-events.js';
-import { type CallMatch, type KubeProxy } from '../../support/kube-proxy.js';
-import { functionFile, resyncPing } from './suite-kit.js';
+import type { KubeProxy } from '../../support/kube-proxy.js';
+import { capturingLogger, functionFile, historyRead, resyncPing } from './suite-kit.js';
 import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 
 const { T0, kc, suite, ...file } = functionFile('degraded');
@@ -31,14 +31,6 @@ const { startDetect } = suite;
 const startForceDrift = (clock: SettableClock, logger?: Logger) =>
   suite.startForceDrift(clock, logger !== undefined ? { logger } : {});
 
-/** detect's and force-drift's history reads: a LIST of one AG at an exact revision. */
-const historyRead = (clientTag: string): CallMatch => ({
-  clientTag,
-  verb: 'list',
-  resource: 'artifactgenerators',
-  where: (c) => c.namespace !== '',
-});
-
 afterAll(() => deleteAlarm(kc));
 beforeEach(async () => {
   suite.sink.events.length = 0;
@@ -46,23 +38,6 @@ beforeEach(async () => {
   suite.proxy.clearCalls();
   await deleteAlarm(kc);
 });
-
-interface LogLine {
-  level: string;
-  msg: string;
-  gap?: string;
-  name?: string;
-}
-
-function capturingLogger(name: string): { logger: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const logger = createLogger({
-    name,
-    level: 'debug',
-    destination: { write: (s: string) => void lines.push(JSON.parse(s) as LogLine) },
-  });
-  return { logger, lines };
-}
 
 describe('detect, event path: a history read that fails is "no signal", and the follow-up is armed first', () => {
   it.each<[string, Parameters<KubeProxy['addFault']>[0]['kind'], number | undefined, number]>([
@@ -106,7 +81,7 @@ describe('detect, event path: a history read that fails is "no signal", and the 
   });
 
   it('warns once per process and cause, then logs at debug', async () => {
-    const { logger, lines } = capturingLogger('detect');
+    const { logger, logs } = capturingLogger('detect');
     const d = await startDetect(new SettableClock(T0 + 1_000), { logger });
     const ags = await Promise.all(
       [0, 1, 2, 3].map(() => rebuildAg(kc, { at: T0, lose: true }).then((b) => b.last)),
@@ -122,11 +97,11 @@ describe('detect, event path: a history read that fails is "no signal", and the 
     suite.proxy.addFault({ kind: 'status', status: 410, times: 1, match: historyRead('detect') });
     await postEvent(d.url, agResourceEvent(ags[3]!, APISERVER_UPDATE));
     const gaps = (level: string) =>
-      lines.filter((l) => l.level === level && l.gap !== undefined).map((l) => l.gap);
+      logs.records.filter((l) => l.level === level && l.gap !== undefined).map((l) => l.gap);
     expect(gaps('warn')).toEqual(['forbidden', 'compacted']);
     expect(gaps('debug')).toEqual(['forbidden', 'forbidden']);
     expect(
-      lines
+      logs.records
         .filter((l) => l.level === 'warn')
         .every((l) => l.msg.startsWith('early detection degraded')),
     ).toBe(true);

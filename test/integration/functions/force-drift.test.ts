@@ -33,6 +33,7 @@ import {
   cloudEvent,
   postEvent,
   type Mode,
+  type Started,
 } from '../../support/http-events.js';
 import { functionFile, patchAgMetadata, trackingAnnotations } from './suite-kit.js';
 
@@ -48,6 +49,16 @@ const actionEvent = (type: string, ag: ArtifactGenerator, attempts = 0) =>
 
 const annotations = (ag: ArtifactGenerator): Record<string, string> =>
   ag.metadata?.annotations ?? {};
+
+/** force-drift at `fd` given the force of `ag` (attempt `attempts`): the body of its answer. */
+const forceBody = async (fd: Started, ag: ArtifactGenerator, attempts = 0) =>
+  (await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, attempts))).body;
+
+/** Nothing was written to `ag` since this version of it (the same resourceVersion). */
+const expectUnwritten = async (ag: ArtifactGenerator) =>
+  expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
+    ag.metadata?.resourceVersion,
+  );
 
 describe('force-drift: force', () => {
   it.each<Mode>(['binary', 'structured'])(
@@ -102,8 +113,7 @@ describe('force-drift: force', () => {
     );
     const answer = await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 1));
     expect(answer).toMatchObject({ status: 200, body: { result: 'waiting' } });
-    const after = await getArtifactGenerator(agRefOf(ag), kc);
-    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+    await expectUnwritten(ag);
   });
 
   it('forces the next attempt once the backoff has passed', async () => {
@@ -113,9 +123,7 @@ describe('force-drift: force', () => {
     const ag = await createAgWithStatus(kc, stuckStatus(last + 1000), {
       annotations: trackingAnnotations(1, last),
     });
-    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 1))).body).toEqual({
-      result: 'forced',
-    });
+    expect(await forceBody(fd, ag, 1)).toEqual({ result: 'forced' });
     const after = await getArtifactGenerator(agRefOf(ag), kc);
     expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('2');
   });
@@ -131,12 +139,8 @@ describe('force-drift: force', () => {
         annotations: trackingAnnotations(5, last),
       },
     );
-    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 5))).body).toEqual({
-      result: 'given-up',
-    });
-    expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
-      ag.metadata?.resourceVersion,
-    );
+    expect(await forceBody(fd, ag, 5)).toEqual({ result: 'given-up' });
+    await expectUnwritten(ag);
   });
 
   it('treats garbage tracking annotations per the codec (attempts read as 0: first force)', async () => {
@@ -145,9 +149,7 @@ describe('force-drift: force', () => {
     const ag = await createAgWithStatus(kc, stuckStatus(T0), {
       annotations: { [ANNOTATION_ATTEMPTS]: 'many', [ANNOTATION_LAST_RECOVERY_AT]: 'yesterday' },
     });
-    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).body).toEqual({
-      result: 'forced',
-    });
+    expect(await forceBody(fd, ag)).toEqual({ result: 'forced' });
     expect(annotations(await getArtifactGenerator(agRefOf(ag), kc))[ANNOTATION_ATTEMPTS]).toBe('1');
   });
 
@@ -155,12 +157,8 @@ describe('force-drift: force', () => {
     const clock = new SettableClock(T0 + 31_000);
     const fd = await startForceDrift(clock, { env: { RECOVERY_MODE: 'observe' } });
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
-    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).body).toEqual({
-      result: 'observed',
-    });
-    expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
-      ag.metadata?.resourceVersion,
-    );
+    expect(await forceBody(fd, ag)).toEqual({ result: 'observed' });
+    await expectUnwritten(ag);
   });
 
   it('answers 200 for an AG that is gone', async () => {
@@ -184,12 +182,8 @@ describe('force-drift: force', () => {
     await customObjects(kc).deleteNamespacedCustomObject({ ...AG, ...ref });
     const deleting = await getArtifactGenerator(ref, kc);
     expect(deleting.metadata?.deletionTimestamp).toBeTruthy();
-    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, deleting))).body).toEqual({
-      result: 'deleting',
-    });
-    expect((await getArtifactGenerator(ref, kc)).metadata?.resourceVersion).toBe(
-      deleting.metadata?.resourceVersion,
-    );
+    expect(await forceBody(fd, deleting)).toEqual({ result: 'deleting' });
+    await expectUnwritten(deleting);
     await patchAgMetadata(kc, ref, { finalizers: null });
   });
 });
@@ -247,9 +241,7 @@ describe('force-drift: concurrency and failures', () => {
       status: 409,
       times: 1,
     });
-    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).body).toEqual({
-      result: 'forced',
-    });
+    expect(await forceBody(fd, ag)).toEqual({ result: 'forced' });
     const after = await getArtifactGenerator(agRefOf(ag), kc);
     expect(readyOf(after)?.reason).toBe(REASON_FORCED);
     expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('1');
@@ -274,15 +266,11 @@ describe('force-drift: concurrency and failures', () => {
 
     // A redelivery right away must not double the force.
     suite.proxy.clearFaults();
-    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, claimed, 1))).body).toEqual({
-      result: 'waiting',
-    });
+    expect(await forceBody(fd, claimed, 1)).toEqual({ result: 'waiting' });
 
     // After the settle time, the interrupted force is finished, not repeated.
     clock.advance(11_000);
-    expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, claimed, 1))).body).toEqual({
-      result: 'resumed',
-    });
+    expect(await forceBody(fd, claimed, 1)).toEqual({ result: 'resumed' });
     const after = await getArtifactGenerator(agRefOf(ag), kc);
     expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('1');
     expect(readyOf(after)?.reason).toBe(REASON_FORCED);
@@ -299,9 +287,7 @@ describe('force-drift: concurrency and failures', () => {
     suite.proxy.addFault({ match: { verb: 'get', name: ag.metadata?.name ?? '' }, ...fault });
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).status).toBe(503);
     suite.proxy.clearFaults();
-    expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
-      ag.metadata?.resourceVersion,
-    );
+    await expectUnwritten(ag);
   });
 });
 

@@ -3,7 +3,7 @@
 // a deleted ExternalArtifact, a digest another field manager owns, an honest build, replicas and
 // redeliveries, the recovery's AGs, the off switch and observe mode (docs/adr/0038).
 
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ANNOTATION_ATTEMPTS,
@@ -17,21 +17,26 @@ import {
   type ExternalArtifact,
 } from '../../../shared/core/index.js';
 import { createAgWithStatus, ready } from '../../support/ag-states.js';
-import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
+import {
+  agRefOf,
+  customObjects,
+  getArtifactGenerator,
+  MERGE_PATCH,
+  testKubeConfig,
+} from '../../support/apiserver.js';
 import { SettableClock, startFunction } from '../../harness/functions.js';
-import { AG_RESOURCE as AG } from '../../harness/knative/index.js';
+import { AG_RESOURCE as AG, EA_RESOURCE as EA } from '../../harness/knative/index.js';
 import type { CloudEvent } from 'cloudevents';
 import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+import { listEventsAbout } from '../../support/kube-events.js';
 
 const NS = 'cozy-system';
 const T0 = Math.floor(Date.now() / 1000) * 1000;
-const EA = { group: 'source.toolkit.fluxcd.io', version: 'v1', plural: 'externalartifacts' };
 const TAG = 'heal-external-artifacts';
 const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const kc = testKubeConfig();
-const raw = kc.makeApiClient(CustomObjectsApi);
+const raw = customObjects(kc);
 const WRITES = ['create', 'update', 'patch', 'delete'];
 let proxy: KubeProxy;
 const servers: Started[] = [];
@@ -85,7 +90,7 @@ async function settledPair(
         },
       },
     },
-    mergePatch,
+    MERGE_PATCH,
   )) as ArtifactGenerator;
   return { ag: withInventory, ea };
 }
@@ -166,7 +171,7 @@ async function patchDigestAsKubectl(
       fieldManager: 'kubectl-patch',
       body: { status: { artifact: { digest } } },
     },
-    mergePatch,
+    MERGE_PATCH,
   )) as ExternalArtifact;
 }
 
@@ -206,6 +211,11 @@ function callsSince(mark: number) {
     .filter((c) => c.seq > mark && c.resource !== 'events');
 }
 const mark = (): number => proxy.calls.at(-1)?.seq ?? 0;
+/** The writes among them, as "verb resource status". */
+const writesSince = (since: number) =>
+  callsSince(since)
+    .filter((c) => WRITES.includes(c.verb))
+    .map((c) => `${c.verb} ${c.resource} ${c.status}`);
 
 /** The AG patches since `since` that succeeded (that the API server applied, when `applied`). */
 const agPatchesSince = (since: number, applied = false) =>
@@ -220,16 +230,9 @@ const agPatchesSince = (since: number, applied = false) =>
 const requestedAtOf = async (ag: ArtifactGenerator): Promise<string | undefined> =>
   (await getArtifactGenerator(agRefOf(ag), kc)).metadata?.annotations?.[ANNOTATION_REQUESTED_AT];
 
-async function healEvents(ag: ArtifactGenerator) {
-  const list = (await raw.listNamespacedCustomObject({
-    group: 'events.k8s.io',
-    version: 'v1',
-    plural: 'events',
-    namespace: NS,
-    fieldSelector: `regarding.name=${ag.metadata?.name ?? ''}`,
-  })) as { items: { reason: string; note: string; series?: { count: number } }[] };
-  return list.items;
-}
+/** The Events regarding `ag` (by name). */
+const healEvents = (ag: ArtifactGenerator) =>
+  listEventsAbout(kc, NS, { name: ag.metadata?.name ?? '' });
 
 describe('heal-external-artifacts', () => {
   it('the no-op path (an update that matches the inventory) makes two cached reads and no write', async () => {
@@ -249,18 +252,13 @@ describe('heal-external-artifacts', () => {
     const m = mark();
     const event = eaEvent(ea, APISERVER_DELETE);
     await expectAnswer(s, event, 'healed');
-    const bumped = await getArtifactGenerator(agRefOf(ag), kc);
-    const requestedAt = bumped.metadata?.annotations?.[ANNOTATION_REQUESTED_AT];
-    expect(requestedAt).toBe(formatTimeNano(T0 + 60_000));
-    const writes = callsSince(m).filter((c) => WRITES.includes(c.verb));
-    expect(writes.map((c) => `${c.verb} ${c.resource} ${c.status}`)).toEqual([
-      'patch artifactgenerators 200',
-    ]);
+    expect(await requestedAtOf(ag)).toBe(formatTimeNano(T0 + 60_000));
+    expect(writesSince(m)).toEqual(['patch artifactgenerators 200']);
     expect((await healEvents(ag)).map((e) => e.reason)).toEqual(['ExternalArtifactDriftHealed']);
     // The same event again (a redelivery): the bump is pending, nothing is written.
     const m2 = mark();
     await expectAnswer(s, event, 'request-pending');
-    expect(callsSince(m2).filter((c) => WRITES.includes(c.verb))).toEqual([]);
+    expect(writesSince(m2)).toEqual([]);
   });
 
   it('three replicas given the same drift at once bump exactly once', async () => {
@@ -284,8 +282,7 @@ describe('heal-external-artifacts', () => {
     const m = mark();
     await expectAnswer(s, eaEvent(changed), 'healed');
     expect(await readEa(ea.metadata?.name ?? '')).toBeUndefined();
-    const writes = callsSince(m).filter((c) => WRITES.includes(c.verb));
-    expect(writes.map((c) => `${c.verb} ${c.resource} ${c.status}`)).toEqual([
+    expect(writesSince(m)).toEqual([
       'delete externalartifacts 200',
       'patch artifactgenerators 200',
     ]);
@@ -308,7 +305,7 @@ describe('heal-external-artifacts', () => {
     const next = await applyAsSourceWatcher(ag, digestOf(2));
     const m = mark();
     await expectAnswer(s, eaEvent(next), 'honest-build');
-    expect(callsSince(m).filter((c) => WRITES.includes(c.verb))).toEqual([]);
+    expect(writesSince(m)).toEqual([]);
     expect(await readEa(ea.metadata?.name ?? '')).toBeDefined();
   });
 
@@ -339,7 +336,7 @@ describe('heal-external-artifacts', () => {
     const { s, ag, ea } = await healWithEaDeleted({ RECOVERY_MODE: 'observe' });
     const m = mark();
     await expectAnswer(s, eaEvent(ea, APISERVER_DELETE), 'observed');
-    expect(callsSince(m).filter((c) => WRITES.includes(c.verb))).toEqual([]);
+    expect(writesSince(m)).toEqual([]);
     expect(await requestedAtOf(ag)).toBeUndefined();
     expect((await healEvents(ag)).map((e) => e.reason)).toEqual(['ExternalArtifactDriftWouldHeal']);
   });

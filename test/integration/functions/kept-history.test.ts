@@ -8,31 +8,25 @@
 
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  ACTION_FORCE,
   ANNOTATION_ATTEMPTS,
-  PING,
   REASON_FORCED,
   SIGNAL_LOST_WRITE,
-  formatTimeNano,
   readyOf,
   type ActionData,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { agRefOf, getArtifactGenerator, testKubeConfig } from '../../support/apiserver.js';
+import { agRefOf, getArtifactGenerator } from '../../support/apiserver.js';
 import { rebuildAg } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
-import { cloudEvent, postEvent } from '../../support/http-events.js';
+import { postEvent } from '../../support/http-events.js';
 import type { CallMatch, ProxyCall } from '../../support/kube-proxy.js';
-import { functionSuite } from '../../support/function-suite.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
 import { REPEAT_WINDOW_MS } from '../../../functions/detect/recent-actions.js';
+import { functionFile, historyRead, resyncPing } from './suite-kit.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
+const { T0, kc, suite, ...file } = functionFile('kept-history');
 /** Inside testConfig's 30 s grace: only the verified lost-write signal opens the gate. */
 const INSIDE_GRACE = T0 + 5_000;
-const NS = 'source-watcher-recovery';
-const kc = testKubeConfig();
-const suite = functionSuite('kept-history');
 
 afterAll(() => deleteAlarm(kc));
 beforeEach(() => {
@@ -43,48 +37,24 @@ beforeEach(() => {
 /** History reads of this one AG by `clientTag`: a LIST by name at an exact revision. */
 function historyReads(clientTag: string, ag: ArtifactGenerator): ProxyCall[] {
   const name = encodeURIComponent(`metadata.name=${ag.metadata?.name ?? ''}`);
-  return suite.proxy
-    .callsMatching({ clientTag, verb: 'list', resource: 'artifactgenerators' })
-    .filter((c) => c.namespace !== '' && c.path.includes(name));
+  return suite.proxy.callsMatching(historyRead(clientTag)).filter((c) => c.path.includes(name));
 }
 
-function signalledForce(ag: ArtifactGenerator) {
-  const data: ActionData = {
-    namespace: ag.metadata?.namespace ?? '',
-    name: ag.metadata?.name ?? '',
-    resourceVersion: ag.metadata?.resourceVersion ?? '',
-    attempts: 0,
-    decidedAt: formatTimeNano(INSIDE_GRACE),
-    signal: SIGNAL_LOST_WRITE,
-  };
-  return cloudEvent({ type: ACTION_FORCE, source: '/source-watcher-recovery/detect', data });
-}
+/** detect's signalled force of `ag`, decided inside the grace. */
+const signalledForce = (ag: ArtifactGenerator) => file.forceEvent(ag, true, INSIDE_GRACE);
 
-async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > end) throw new Error('timed out waiting for the history read to answer');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-const agRead: CallMatch = {
+/** force-drift's `verb` of the AG itself (its read, its claim). */
+const forceDriftOnAg = (verb: 'get' | 'patch'): CallMatch => ({
   clientTag: 'force-drift',
-  verb: 'get',
+  verb,
   resource: 'artifactgenerators',
   subresource: '',
-};
-const claim: CallMatch = {
-  clientTag: 'force-drift',
-  verb: 'patch',
-  resource: 'artifactgenerators',
-  subresource: '',
-};
+});
 
 describe('force-drift: a signalled force redelivered after a failed call', () => {
   it.each<[string, CallMatch]>([
-    ['its read of the AG failed (500)', agRead],
-    ['its claim failed (500)', claim],
+    ['its read of the AG failed (500)', forceDriftOnAg('get')],
+    ['its claim failed (500)', forceDriftOnAg('patch')],
   ])(
     '%s: 503 with the history read beside it, then the redelivery forces without reading it again',
     async (_label, failing) => {
@@ -94,7 +64,11 @@ describe('force-drift: a signalled force redelivered after a failed call', () =>
       const event = signalledForce(ag);
       expect((await postEvent(f.url, event)).status).toBe(503);
       // The history was read in the first delivery, beside the AG read (it may answer after 503).
-      await until(() => historyReads('force-drift', ag).some((c) => c.status !== undefined));
+      await expect
+        .poll(() => historyReads('force-drift', ag).some((c) => c.status !== undefined), {
+          timeout: 5_000,
+        })
+        .toBe(true);
       expect(historyReads('force-drift', ag)).toHaveLength(1);
       expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
         ag.metadata?.resourceVersion,
@@ -117,7 +91,7 @@ describe('force-drift: a signalled force redelivered after a failed call', () =>
       kind: 'status',
       status: 500,
       times: 1,
-      match: { clientTag: 'force-drift', verb: 'list', resource: 'artifactgenerators' },
+      match: historyRead('force-drift'),
     });
     const event = signalledForce(ag);
     expect(await postEvent(f.url, event)).toMatchObject({
@@ -137,26 +111,15 @@ describe("detect: the sweep's history reads", () => {
     const { last: ag } = await rebuildAg(kc, { at: T0, lose: true });
     const clock = new SettableClock(INSIDE_GRACE);
     const d = await suite.startDetect(clock);
-    const ping = () =>
-      cloudEvent({
-        type: PING,
-        source: `/apis/v1/namespaces/${NS}/pingsources/resync`,
-        data: { purpose: 'resync' },
-      });
     const forcesOfAg = () =>
-      suite.sink.events.filter(
-        (e) =>
-          e.type === ACTION_FORCE &&
-          (e.data as ActionData).name === ag.metadata?.name &&
-          (e.data as ActionData).signal === SIGNAL_LOST_WRITE,
-      ).length;
+      file.forcesFor(ag).filter((e) => (e.data as ActionData).signal === SIGNAL_LOST_WRITE).length;
     suite.sink.events.length = 0;
-    expect((await postEvent(d.url, ping())).status).toBe(200);
+    expect((await postEvent(d.url, resyncPing())).status).toBe(200);
     expect(historyReads('detect', ag)).toHaveLength(1);
     expect(forcesOfAg()).toBe(1);
     // Past the window in which a repeated action is not emitted again (ADR 47), still in the grace.
     clock.t = INSIDE_GRACE + REPEAT_WINDOW_MS;
-    expect((await postEvent(d.url, ping())).status).toBe(200);
+    expect((await postEvent(d.url, resyncPing())).status).toBe(200);
     expect(historyReads('detect', ag)).toHaveLength(1);
     expect(forcesOfAg()).toBe(2);
   });

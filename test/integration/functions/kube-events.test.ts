@@ -38,8 +38,7 @@ import {
 } from '../../support/http-events.js';
 import { listEventsAbout, occurrences } from '../../support/kube-events.js';
 import { startKubeProxy } from '../../support/kube-proxy.js';
-import { createLogger } from '../../../shared/runtime/logger.js';
-import { trackingAnnotations } from './suite-kit.js';
+import { capturingLogger, trackingAnnotations } from './suite-kit.js';
 
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -70,6 +69,12 @@ const eventsOf = (ag: ArtifactGenerator) =>
 const psEventsOf = (ps: PackageSource) =>
   listEventsAbout(kc, 'default', { uid: ps.metadata?.uid ?? '', name: ps.metadata?.name ?? '' });
 
+/** surface-stalled when the verdict is due (T0 + 250 s). */
+const surfaceAtVerdict = () => start('surface-stalled', new SettableClock(T0 + 250_000));
+
+/** An AG forced five times since T0, its last window closed: Ready False, outputs saved. */
+const GIVEN_UP = { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] };
+
 /** force-drift (with `env`) at T0 + 31 s, given the first force of an AG stuck since T0. */
 async function forceStuckAg(env: Record<string, string> = {}) {
   const clock = new SettableClock(T0 + 31_000);
@@ -91,11 +96,11 @@ async function onlyEventOf(ag: ArtifactGenerator, expected: object) {
 async function stalledPair() {
   const name = uniqueName('pks');
   const ps = await createPackageSource(makePackageSource({ name }), kc);
-  const ag = await createAgWithStatus(
-    kc,
-    { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
-    { name, owner: { name, uid: ps.metadata?.uid ?? '' }, annotations: trackingAnnotations(5, T0) },
-  );
+  const ag = await createAgWithStatus(kc, GIVEN_UP, {
+    name,
+    owner: { name, uid: ps.metadata?.uid ?? '' },
+    annotations: trackingAnnotations(5, T0),
+  });
   return { name, ps, ag };
 }
 
@@ -169,8 +174,7 @@ describe('Events: one per recovery step, on the AG', () => {
   });
 
   it('the give-up: SourceWatcherStalled, Warning, naming fluxcd/pkg#934 and the runbook, on the AG and on the PackageSource', async () => {
-    const clock = new SettableClock(T0 + 250_000);
-    const ss = await start('surface-stalled', clock);
+    const ss = await surfaceAtVerdict();
     const { name, ps, ag } = await stalledPair();
     const answer = await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0));
     expect(answer.body).toEqual({ result: 'updated' });
@@ -237,8 +241,7 @@ describe('Events: one per recovery step, on the AG', () => {
   });
 
   it('the verdict of a PackageSource with a 253-character name: a valid Event name in `default`', async () => {
-    const clock = new SettableClock(T0 + 250_000);
-    const ss = await start('surface-stalled', clock);
+    const ss = await surfaceAtVerdict();
     const psName = `${uniqueName('pks')}.${'a'.repeat(200)}`.slice(0, 240) + '.' + 'b'.repeat(12);
     const ps = await createPackageSource(makePackageSource({ name: psName }), kc);
     // The owner-name label (at most 63 bytes) cannot carry such a name: ownerReferences alone.
@@ -248,11 +251,7 @@ describe('Events: one per recovery step, on the AG', () => {
     });
     delete manifest.metadata?.labels?.[PACKAGESOURCE_LABEL];
     const created = await createArtifactGenerator(manifest, kc);
-    const ag = await writeArtifactGeneratorStatus(
-      agRefOf(created),
-      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
-      kc,
-    );
+    const ag = await writeArtifactGeneratorStatus(agRefOf(created), GIVEN_UP, kc);
     expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0))).body).toEqual({
       result: 'updated',
     });
@@ -267,14 +266,13 @@ describe('Events: one per recovery step, on the AG', () => {
     const clock = new SettableClock(T0 + 250_000);
     const proxy = await startKubeProxy(kc, { tag: 'events-refused' });
     try {
-      const logs: { level?: string; msg?: string; namespace?: string; statusCode?: number }[] = [];
-      const destination = { write: (line: string) => void logs.push(JSON.parse(line)) };
+      const { logger, logs } = capturingLogger('surface-stalled');
       const ss = await startFunction({
         fn: 'surface-stalled',
         kubeConfig: proxy.kubeConfig('refused'),
         clock,
         env: { POD_NAME: 'surface-stalled' },
-        logger: createLogger({ name: 'surface-stalled', level: 'debug', destination }),
+        logger,
       });
       servers.push(ss);
       const refused = (ns?: string) =>
@@ -289,8 +287,7 @@ describe('Events: one per recovery step, on the AG', () => {
             ...(ns !== undefined ? { namespace: ns } : {}),
           },
         });
-      const refusals = () =>
-        logs.filter((l) => l.msg === 'could not write Kubernetes Event').map((l) => l.level);
+      const refusals = () => logs.find('could not write Kubernetes Event').map((l) => l.level);
 
       // Only the PackageSource's Event refused: the AG's is written, one warn naming `default`.
       const onlyPs = refused('default');
@@ -301,14 +298,14 @@ describe('Events: one per recovery step, on the AG', () => {
       expect((await eventsOf(a.ag)).map((e) => e.reason)).toEqual(['SourceWatcherStalled']);
       expect(await psEventsOf(a.ps)).toEqual([]);
       expect(refusals()).toEqual(['warn']);
-      expect(logs.find((l) => l.level === 'warn')).toMatchObject({
+      expect(logs.records.find((l) => l.level === 'warn')).toMatchObject({
         namespace: 'default',
         statusCode: 403,
       });
       onlyPs.remove();
 
       // Both refused: still 'updated'; one warn for the request, the other failure at debug.
-      logs.length = 0;
+      logs.records.length = 0;
       const all = refused();
       const b = await stalledPair();
       expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, b.ag, 5, T0))).body).toEqual({
@@ -324,13 +321,8 @@ describe('Events: one per recovery step, on the AG', () => {
   });
 
   it('the give-up of an AG with no PackageSource: the Event alone, no related object', async () => {
-    const clock = new SettableClock(T0 + 250_000);
-    const ss = await start('surface-stalled', clock);
-    const ag = await createAgWithStatus(
-      kc,
-      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
-      { annotations: trackingAnnotations(5, T0) },
-    );
+    const ss = await surfaceAtVerdict();
+    const ag = await createAgWithStatus(kc, GIVEN_UP, { annotations: trackingAnnotations(5, T0) });
     const answer = await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0));
     expect(answer.body).toEqual({ result: 'no-owner' });
     const events = await eventsOf(ag);
@@ -407,9 +399,9 @@ describe('Events: two replicas racing', () => {
   });
 
   /** Every replica gets the event `copies` times, all at once (duplicated delivery). */
-  async function race(urls: string[], event: () => ReturnType<typeof actionEvent>, copies = 3) {
+  async function race(to: Started[], event: () => ReturnType<typeof actionEvent>, copies = 3) {
     await Promise.all(
-      urls.flatMap((url) => Array.from({ length: copies }, () => postEvent(url, event()))),
+      to.flatMap((s) => Array.from({ length: copies }, () => postEvent(s.url, event()))),
     );
   }
 
@@ -425,25 +417,16 @@ describe('Events: two replicas racing', () => {
     const backoffs = [30_000, 60_000, 120_000, 240_000];
     for (let attempt = 1; attempt <= 5; attempt++) {
       ag = await getArtifactGenerator(agRefOf(ag), kc);
-      await race(
-        fd.map((s) => s.url),
-        () => actionEvent(ACTION_FORCE, ag, attempt - 1, clock.now()),
-      );
+      await race(fd, () => actionEvent(ACTION_FORCE, ag, attempt - 1, clock.now()));
       clock.advance((backoffs[attempt - 1] ?? 240_000) + 1000);
     }
     ag = await getArtifactGenerator(agRefOf(ag), kc);
     expect(ag.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('5');
-    await race(
-      ss.map((s) => s.url),
-      () => actionEvent(ACTION_STALLED, ag, 5, clock.now()),
-    );
+    await race(ss, () => actionEvent(ACTION_STALLED, ag, 5, clock.now()));
     // source-watcher heals it late: Ready=True; detect asks for the tracking to be cleared.
     clock.advance(60_000);
     ag = await writeArtifactGeneratorStatus(agRefOf(ag), healthyStatus(clock.now()), kc);
-    await race(
-      fd.map((s) => s.url),
-      () => actionEvent(ACTION_CLEAR_TRACKING, ag, 5, clock.now()),
-    );
+    await race(fd, () => actionEvent(ACTION_CLEAR_TRACKING, ag, 5, clock.now()));
 
     const events = await eventsOf(ag);
     const summary = events
@@ -483,10 +466,7 @@ describe('Events: two replicas racing', () => {
       await start('force-drift', clock, { RECOVERY_MODE: 'observe', POD_NAME: 'observe-b' }),
     ];
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
-    await race(
-      observers.map((s) => s.url),
-      () => actionEvent(ACTION_FORCE, ag, 0, T0),
-    );
+    await race(observers, () => actionEvent(ACTION_FORCE, ag, 0, T0));
     let events = await eventsOf(ag);
     expect(events).toHaveLength(1);
     // Six reports at once: one create, five AlreadyExists racing for the series (a bump that

@@ -1,7 +1,7 @@
 // What the function suites in this folder share: the start of a file (its time zero, the admin
 // KubeConfig, its function suite, and detect's force and force-drift's answer to it on that time
-// zero), the tracking annotations force-drift leaves on an AG, the resync ping, and a merge patch
-// of an AG's metadata.
+// zero), the tracking annotations force-drift leaves on an AG, the resync ping, the history read
+// of one AG, a merge patch of an AG's metadata and a logger whose lines a test reads.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'vitest';
@@ -24,14 +24,17 @@ import { SettableClock } from '../../harness/functions.js';
 import { ALARM_NAMESPACE } from '../../support/recovery-alarm.js';
 import { actionEvent, cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { functionSuite, type FunctionSuite } from '../../support/function-suite.js';
+import type { CallMatch } from '../../support/kube-proxy.js';
+import { LogCapture } from '../../harness/system/log-capture.js';
+import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 
 export interface FunctionFile {
   /** The file's time zero: now, in whole seconds. */
   readonly T0: number;
   readonly kc: KubeConfig;
   readonly suite: FunctionSuite;
-  /** detect's first force of `ag`, decided at T0, with or without the lost-write signal. */
-  forceEvent(ag: ArtifactGenerator, signal: boolean): CloudEvent<unknown>;
+  /** detect's first force of `ag`, decided at `decidedAt` (T0), with or without the lost-write signal. */
+  forceEvent(ag: ArtifactGenerator, signal: boolean, decidedAt?: number): CloudEvent<unknown>;
   /** The forces of `ag` the suite's sink received. */
   forcesFor(ag: ArtifactGenerator): CloudEventV1<unknown>[];
   /**
@@ -51,8 +54,8 @@ export function functionFile(tag: string): FunctionFile {
   const T0 = Math.floor(Date.now() / 1000) * 1000;
   const kc = testKubeConfig();
   const suite = functionSuite(tag, kc);
-  const forceEvent = (ag: ArtifactGenerator, signal: boolean) => {
-    const { data, source } = actionEvent(ACTION_FORCE, ag, 0, T0);
+  const forceEvent = (ag: ArtifactGenerator, signal: boolean, decidedAt = T0) => {
+    const { data, source } = actionEvent(ACTION_FORCE, ag, 0, decidedAt);
     const signalled = { ...(data as ActionData), ...(signal && { signal: SIGNAL_LOST_WRITE }) };
     return cloudEvent({ type: ACTION_FORCE, source, data: signalled });
   };
@@ -92,7 +95,7 @@ export const trackingAnnotations = (
   ...(bumped ? { [ANNOTATION_REQUESTED_AT]: formatTimeNano(at) } : {}),
 });
 
-/** The resync PingSource's ping (its data the resync's purpose unless given). */
+/** The resync PingSource's ping (its data the resync's purpose unless given); reliability's too. */
 export const resyncPing = (data: object = { purpose: 'resync' }) =>
   cloudEvent({
     type: PING,
@@ -100,9 +103,26 @@ export const resyncPing = (data: object = { purpose: 'resync' }) =>
     data,
   });
 
+/** detect's and force-drift's history reads: a LIST of one AG at an exact revision. */
+export const historyRead = (clientTag: string): CallMatch => ({
+  clientTag,
+  verb: 'list',
+  resource: 'artifactgenerators',
+  where: (c) => c.namespace !== '',
+});
+
 /** Merge-patches the metadata of the AG `ref` (as someone other than the functions). */
 export const patchAgMetadata = (kc: KubeConfig, ref: AgRef, metadata: object) =>
   customObjects(kc).patchNamespacedCustomObject(
     { ...AG_RESOURCE, ...ref, body: { metadata } },
     MERGE_PATCH,
   );
+
+/** A logger at `level` whose lines are kept, parsed, in `logs.records`. */
+export function capturingLogger(
+  name: string,
+  level = 'debug',
+): { logger: Logger; logs: LogCapture } {
+  const logs = new LogCapture();
+  return { logger: createLogger({ name, level, destination: logs }), logs };
+}
