@@ -9,12 +9,12 @@ const AT = 1_000_000;
 
 describe('recent actions', () => {
   it.each<[string, string, number, boolean]>([
-    ['the same key at once', 'k', AT, true],
-    ['the same key just inside the window', 'k', AT + REPEAT_WINDOW_MS - 1, true],
-    ['the same key at the end of the window', 'k', AT + REPEAT_WINDOW_MS, false],
-    ['another key', 'other', AT, false],
-    ['a clock that went back', 'k', AT - 1, false],
-  ])('%s: repeats = %s', (_label, key, now, repeats) => {
+    ['the same key at once: a repeat', 'k', AT, true],
+    ['the same key just inside the window: a repeat', 'k', AT + REPEAT_WINDOW_MS - 1, true],
+    ['the same key at the end of the window: no repeat', 'k', AT + REPEAT_WINDOW_MS, false],
+    ['another key: no repeat', 'other', AT, false],
+    ['a clock that went back: no repeat', 'k', AT - 1, false],
+  ])('%s', (_label, key, now, repeats) => {
     const recent = createRecentActions();
     recent.emitted('k', AT);
     expect(recent.repeats(key, now)).toBe(repeats);
