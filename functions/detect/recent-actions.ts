@@ -6,6 +6,8 @@
 // emitted again: the first copy's chain now waits 8 s and more between tries, and a fresh copy is
 // an early try. Memory only, an optimisation: another replica, or a restarted one, emits as before.
 
+import { setNewest } from '../../shared/runtime/newest-first.js';
+
 /** Knative's first three retries of a copy (1 + 2 + 4 s) come within this window of its first try. */
 export const REPEAT_WINDOW_MS = 8_000;
 /** Entries kept at most; older ones are dropped first. */
@@ -26,13 +28,7 @@ export function createRecentActions(windowMs: number = REPEAT_WINDOW_MS): Recent
       return last !== undefined && now >= last && now - last < windowMs;
     },
     emitted(key, now) {
-      at.delete(key);
-      at.set(key, now);
-      while (at.size > KEPT) {
-        const oldest = at.keys().next().value;
-        if (oldest === undefined) break;
-        at.delete(oldest);
-      }
+      setNewest(at, key, now, KEPT);
     },
   };
 }

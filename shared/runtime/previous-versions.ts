@@ -8,6 +8,7 @@
 
 import type { AgRef, ArtifactGenerator } from '../core/types.js';
 import type { KubePort, PreviousVersion } from '../kube/port.js';
+import { setNewest } from './newest-first.js';
 
 /** Answers kept per process: a few hundred AGs' stalls; each is the AG without its managedFields. */
 export const PREVIOUS_VERSIONS_KEPT = 512;
@@ -27,15 +28,8 @@ export function createPreviousVersions(
   const inFlight = new Map<string, Promise<PreviousVersion>>();
   const keyOf = (ref: AgRef, rv: string): string => `${ref.namespace}/${ref.name}@${rv}`;
 
-  const keep = (key: string, answer: PreviousVersion): void => {
-    answers.delete(key);
-    answers.set(key, answer);
-    while (answers.size > kept) {
-      const oldest = answers.keys().next().value;
-      if (oldest === undefined) break;
-      answers.delete(oldest);
-    }
-  };
+  const keep = (key: string, answer: PreviousVersion): void =>
+    setNewest(answers, key, answer, kept);
 
   return {
     before(ref, resourceVersion) {
