@@ -207,7 +207,10 @@ describe('e2e: disruptions during recovery', () => {
   it('11. RECOVERY_MODE=observe decides and reports but writes nothing', async () => {
     const system = await startSystem({ env: { RECOVERY_MODE: 'observe' }, logLevel: 'info' });
     const pair = await createPair(system, { lose: { times: 1 } });
-    await system.advance(7 * MINUTE);
+    // surface-stalled sees the stall past its grace (2m30s) at the first resync after it: with the
+    // 5-minute resync at any phase of the clock that is at most 7m40s in (7 minutes missed it when
+    // the run started 2m40s into a resync period).
+    await system.advance(8 * MINUTE);
 
     expect(system.progress.of(pair.key).stalls).toHaveLength(1);
     for (const resource of ['artifactgenerators', 'packagesources']) {
