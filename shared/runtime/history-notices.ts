@@ -2,9 +2,10 @@
 // lines after that (a storm must not flood the logs). The force's Event says the same for each
 // stall that the time rule had to catch (shared/core/kube-event-content.ts).
 
-import type { HistoryGap, HistoryReading } from './ag-history.js';
+import type { HistoryReading } from './ag-history.js';
 import { errorSummary } from './function-app.js';
 import type { Logger } from './logger.js';
+import { createWarnOnce } from './warn-once.js';
 
 export interface HistoryNotices {
   /** Logs a reading's gap: warn the first time this process sees its cause, debug afterwards. */
@@ -12,23 +13,17 @@ export interface HistoryNotices {
 }
 
 export function createHistoryNotices(): HistoryNotices {
-  const warned = new Set<HistoryGap>();
+  const warnOnce = createWarnOnce();
   return {
     note(reading, log) {
       const gap = reading.gap;
       if (gap === undefined) return;
-      const fields = {
+      warnOnce(
         gap,
-        ...(reading.error !== undefined ? { err: errorSummary(reading.error) } : {}),
-      };
-      if (warned.has(gap)) {
-        log.debug(fields, 'no history for the lost-write signal');
-        return;
-      }
-      warned.add(gap);
-      log.warn(
-        fields,
+        log,
+        { gap, ...(reading.error !== undefined ? { err: errorSummary(reading.error) } : {}) },
         'early detection degraded: the lost-write signal is unavailable, the time rule decides',
+        'no history for the lost-write signal',
       );
     },
   };

@@ -4,18 +4,20 @@
 
 import type { Logger } from './logger.js';
 
+/** Logs `msg` at warn the first time `cause` is seen, and `repeatMsg` (default: `msg`) at debug after. */
 export type WarnOnce = (
   cause: string,
   log: Logger,
   fields: Record<string, unknown>,
   msg: string,
+  repeatMsg?: string,
 ) => void;
 
 export function createWarnOnce(): WarnOnce {
   const warned = new Set<string>();
-  return (cause, log, fields, msg) => {
+  return (cause, log, fields, msg, repeatMsg = msg) => {
     if (warned.has(cause)) {
-      log.debug(fields, msg);
+      log.debug(fields, repeatMsg);
       return;
     }
     warned.add(cause);

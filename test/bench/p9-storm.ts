@@ -160,6 +160,7 @@ async function runVariant(
     honestForced: f.honestForced,
     stormStalls: f.stormStalls,
     functionRequestsByCall: f.functionRequestsByCall,
+    functionRequestsByCallNoFault: calm.figures.functionRequestsByCall,
     wallSeconds: Math.round((calm.wallMs + storm.wallMs) / 1000),
   };
   const num = (v: number | null): number => v ?? NaN;
