@@ -152,17 +152,27 @@ describe('Trigger targets and delivery', () => {
     }
   });
 
-  it('detect and force-drift keep redelivering through ≥ 10 s of API-server trouble', () => {
+  it('every Trigger but the resyncs keeps redelivering past an 8-minute storm (ADR 49)', () => {
+    const resync = pingSource('resync');
     const critical = triggers().filter(
       (t) =>
-        t.subscriber === 'force-drift' || (t.subscriber === 'detect' && t.filter.type !== PING),
+        !(t.filter.type === PING && t.filter.source === resync) &&
+        t.subscriber !== 'heal-external-artifacts',
     );
-    expect(critical.length).toBe(4);
+    expect(critical.length).toBe(8);
     for (const t of critical) {
-      expect(minRetryWindowMs(t), t.name).toBeGreaterThanOrEqual(10_000);
-      // ... but give up within minutes: the resync sweep re-derives anything dropped.
-      expect(minRetryWindowMs(t), t.name).toBeLessThanOrEqual(5 * 60_000);
+      expect(minRetryWindowMs(t), t.name).toBeGreaterThan(8 * 60_000);
+      // ... but give up within minutes: the alarm and the resync re-derive anything dropped.
+      expect(minRetryWindowMs(t), t.name).toBeLessThanOrEqual(10 * 60_000);
     }
+  });
+
+  it('a resync gives up within seconds: the next tick is 5 minutes away', () => {
+    const resyncs = triggers().filter(
+      (t) => t.filter.type === PING && t.filter.source === pingSource('resync'),
+    );
+    expect(resyncs.length).toBe(2);
+    for (const t of resyncs) expect(minRetryWindowMs(t), t.name).toBeLessThanOrEqual(30_000);
   });
 
   it('dead-letter subscribes to nothing (a dead letter must not loop back)', () => {
