@@ -1,14 +1,13 @@
 // Reading the Knative deployment package in knative/ from tests: render it with kustomize, or load
-// the plain resources of a kustomization without kubectl; pick out Triggers and the RBAC rules a
-// ServiceAccount holds; decide whether a rule set allows one API request (Kubernetes RBAC
-// semantics, pure).
+// the plain resources of a kustomization without kubectl (the one reader the Knative emulation's
+// Triggers come from, harness/knative/manifests.ts); pick out the RBAC rules a ServiceAccount
+// holds; decide whether a rule set allows one API request (Kubernetes RBAC semantics, pure).
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { parseIsoDuration } from '../harness/knative/iso-duration.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const KNATIVE_DIR = path.join(REPO_ROOT, 'knative');
@@ -99,8 +98,9 @@ export function renderKustomize(dir: string): K8sObject[] {
 
 /**
  * The resources a kustomization lists, read as plain files and followed into sub-kustomizations,
- * WITHOUT kustomize (no patches, images or labels applied). Enough for Triggers and RBAC, which
- * no transformer of ours changes; the tests check that against the real render.
+ * WITHOUT kustomize (no patches, images, labels or kustomization `namespace:` applied: knative/
+ * names every object's namespace). Enough for Triggers and RBAC, which no transformer of ours
+ * changes; unit/manifests/render.test.ts checks that against the real render.
  */
 export function loadKustomizationResources(dir: string = KNATIVE_DIR): K8sObject[] {
   const abs = path.resolve(REPO_ROOT, dir);
@@ -165,101 +165,6 @@ export function groupOf(apiVersion: string): string {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
-
-// ---------------------------------------------------------------------------------------------
-// Triggers
-
-export interface TriggerDelivery {
-  retry: number;
-  backoffPolicy: 'exponential' | 'linear';
-  /** ISO 8601 as written, e.g. PT1S. */
-  backoffDelay: string;
-  backoffDelayMs: number;
-  /** Name of the Knative Service that receives what is given up on. */
-  deadLetterSink: string | undefined;
-}
-
-export interface TriggerSpec {
-  name: string;
-  namespace: string;
-  broker: string;
-  /** filter.attributes: exact match on every attribute (extensions included). */
-  filter: Readonly<Record<string, string>>;
-  /** Name of the subscribing Knative Service (serving.knative.dev/v1). */
-  subscriber: string;
-  delivery: TriggerDelivery | undefined;
-}
-
-/**
- * Every Trigger in the objects (default: knative/ read without kubectl), validated and flattened.
- * A Trigger whose subscriber is not a Knative Service ref is an error, not a silent skip.
- */
-export function loadTriggers(
-  objects: readonly K8sObject[] = loadKustomizationResources(),
-): TriggerSpec[] {
-  return objectsOfKind(objects, 'Trigger').map(toTriggerSpec);
-}
-
-function toTriggerSpec(o: K8sObject): TriggerSpec {
-  const where = `Trigger ${o.metadata.name}`;
-  const spec = record(o.spec, `${where}: spec`);
-  const broker = spec.broker;
-  if (typeof broker !== 'string' || broker === '') throw new Error(`${where}: spec.broker missing`);
-  const filter: Record<string, string> = {};
-  if (spec.filter !== undefined) {
-    const attributes = record(record(spec.filter, `${where}: spec.filter`).attributes ?? {}, where);
-    for (const [key, value] of Object.entries(attributes)) {
-      if (typeof value !== 'string')
-        throw new Error(`${where}: filter attribute ${key} not a string`);
-      filter[key] = value;
-    }
-  }
-  const subscriber = serviceRefName(spec.subscriber, `${where}: spec.subscriber`);
-  let delivery: TriggerDelivery | undefined;
-  if (spec.delivery !== undefined) {
-    const d = record(spec.delivery, `${where}: spec.delivery`);
-    const { retry, backoffPolicy, backoffDelay } = d;
-    if (typeof retry !== 'number' || !Number.isInteger(retry) || retry < 0) {
-      throw new Error(`${where}: delivery.retry must be a non-negative integer`);
-    }
-    if (backoffPolicy !== 'exponential' && backoffPolicy !== 'linear') {
-      throw new Error(`${where}: delivery.backoffPolicy must be exponential or linear`);
-    }
-    if (typeof backoffDelay !== 'string')
-      throw new Error(`${where}: delivery.backoffDelay missing`);
-    delivery = {
-      retry,
-      backoffPolicy,
-      backoffDelay,
-      backoffDelayMs: parseIsoDuration(backoffDelay),
-      deadLetterSink:
-        d.deadLetterSink === undefined
-          ? undefined
-          : serviceRefName(d.deadLetterSink, `${where}: delivery.deadLetterSink`),
-    };
-  }
-  return {
-    name: o.metadata.name,
-    namespace: o.metadata.namespace ?? '',
-    broker,
-    filter,
-    subscriber,
-    delivery,
-  };
-}
-
-function serviceRefName(destination: unknown, where: string): string {
-  const ref = record(record(destination, where).ref, `${where}.ref`);
-  if (ref.apiVersion !== 'serving.knative.dev/v1' || ref.kind !== 'Service') {
-    throw new Error(`${where}: expected a ref to a serving.knative.dev/v1 Service`);
-  }
-  if (typeof ref.name !== 'string' || ref.name === '')
-    throw new Error(`${where}: ref.name missing`);
-  return ref.name;
-}
-
-/** ISO 8601 durations: the Knative emulation's parser, one for both readers of knative/. */
-export { parseIsoDuration };
 
 // ---------------------------------------------------------------------------------------------
 // RBAC
@@ -438,7 +343,8 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function record(v: unknown, where: string): Record<string, unknown> {
+/** The value as a mapping, or an error that says where. */
+export function record(v: unknown, where: string): Record<string, unknown> {
   if (!isRecord(v)) throw new Error(`${where}: expected a mapping, got ${typeName(v)}`);
   return v;
 }

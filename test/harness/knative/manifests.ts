@@ -1,15 +1,21 @@
-// Reads the Knative objects the emulation needs (Triggers, Brokers, PingSources) from the
-// manifests in knative/. It follows kustomization.yaml `resources` like `kubectl apply -k` would
-// (files and sub-directories; patches are not applied), so it loads exactly what the base install
-// creates. A directory without a kustomization.yaml contributes all its *.yaml / *.yml files.
+// The Knative objects the emulation routes by (Triggers, Brokers, PingSources), converted from the
+// objects of knative/ as the one kubectl-free reader loads them (loadKustomizationResources in
+// support/manifests.ts; unit/manifests/render.test.ts checks it against kustomize). The manifest
+// tests check this same conversion, so the wiring they check is the wiring the emulation runs.
 
-import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { PingSource } from '../../../shared/kube/port.js';
+import {
+  loadKustomizationResources,
+  objectsOfKind,
+  record,
+  type K8sObject,
+} from '../../support/manifests.js';
 import { parseIsoDuration } from './iso-duration.js';
 
-/** Where a Trigger (or a dead-letter sink) sends: a Service by name, or a fixed URI. */
+/**
+ * Where a Trigger (or a dead-letter sink) sends: a Service by name, or a fixed URI. The manifests
+ * name Knative Services only (the conversion rejects anything else); a Broker also takes a URI.
+ */
 export type Destination =
   { service: string; uri?: undefined } | { uri: string; service?: undefined };
 
@@ -42,6 +48,7 @@ export interface TriggerSpec {
   /** `spec.filters`, when present (they take precedence over `attributes`, as in Knative). */
   filters?: FilterExpression[];
   subscriber: Destination;
+  /** The Trigger's own, else its Broker's (Knative's defaulting), else no retries. */
   delivery: DeliverySpec;
 }
 
@@ -57,109 +64,48 @@ export interface KnativeManifests {
   pingSources: PingSource[];
 }
 
-/** No retries, as Knative does when neither the Trigger nor the Broker sets a delivery spec. */
-export const NO_RETRY: Readonly<DeliverySpec> = Object.freeze({
-  retry: 0,
-  backoffPolicy: 'exponential',
-  backoffDelayMs: 0,
-});
-
-type Obj = Record<string, unknown>;
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Loads Triggers, Brokers and PingSources from a kustomize directory (default namespace fills gaps). */
+/** Triggers, Brokers and PingSources of a kustomize directory (default namespace fills gaps). */
 export function loadKnativeManifests(dir: string, defaultNamespace = 'default'): KnativeManifests {
-  const docs: { doc: Obj; namespace: string | undefined; file: string }[] = [];
-  collect(resolve(dir), undefined, docs, new Set());
-  const out: KnativeManifests = { triggers: [], brokers: [], pingSources: [] };
-  for (const { doc, namespace, file } of docs) {
-    const meta = isObj(doc.metadata) ? doc.metadata : {};
-    const ns = namespace ?? str(meta.namespace) ?? defaultNamespace;
-    const where = `${file} (${str(doc.kind)}/${str(meta.name) ?? '?'})`;
-    if (doc.kind === 'Trigger') out.triggers.push(toTrigger(doc, ns, where));
-    else if (doc.kind === 'Broker') out.brokers.push(toBroker(doc, ns, where));
-    else if (doc.kind === 'PingSource') {
-      out.pingSources.push({ ...(doc as PingSource), metadata: { ...meta, namespace: ns } });
-    }
-  }
-  // Triggers without their own delivery inherit the Broker's (Knative's defaulting).
-  for (const t of out.triggers) {
-    if (t.delivery !== NO_RETRY) continue;
-    t.delivery = { ...NO_RETRY };
-    const b = out.brokers.find((x) => x.name === t.broker && x.namespace === t.namespace);
-    if (b?.delivery) t.delivery = b.delivery;
-  }
-  return out;
+  return toKnativeManifests(loadKustomizationResources(dir), defaultNamespace);
 }
 
-function collect(
-  path: string,
-  namespace: string | undefined,
-  out: { doc: Obj; namespace: string | undefined; file: string }[],
-  seen: Set<string>,
-): void {
-  if (seen.has(path)) return;
-  seen.add(path);
-  if (!existsSync(path)) throw new Error(`manifest path ${path} does not exist`);
-  if (statSync(path).isDirectory()) {
-    const kfile = ['kustomization.yaml', 'kustomization.yml', 'Kustomization']
-      .map((f) => join(path, f))
-      .find((f) => existsSync(f));
-    if (!kfile) {
-      for (const f of readdirSync(path).sort()) {
-        if (/\.ya?ml$/.test(f)) collect(join(path, f), namespace, out, seen);
-      }
-      return;
-    }
-    const [k] = readYaml(kfile);
-    const kns = str(k?.namespace) ?? namespace;
-    const resources = Array.isArray(k?.resources) ? k.resources : [];
-    for (const r of resources) {
-      if (typeof r === 'string' && !/^[a-z]+:\/\//.test(r)) collect(join(path, r), kns, out, seen);
-    }
-    // A Component's resources join the build like the kustomization's own.
-    const components = Array.isArray(k?.components) ? k.components : [];
-    for (const c of components) {
-      if (typeof c === 'string' && !/^[a-z]+:\/\//.test(c)) collect(join(path, c), kns, out, seen);
-    }
-    return;
-  }
-  for (const doc of readYaml(path)) out.push({ doc, namespace, file: path });
+/** Validates and converts the Triggers, Brokers and PingSources among the objects. */
+export function toKnativeManifests(
+  objects: readonly K8sObject[],
+  defaultNamespace = 'default',
+): KnativeManifests {
+  const ns = (o: K8sObject): string => o.metadata.namespace ?? defaultNamespace;
+  const brokers = objectsOfKind(objects, 'Broker').map((o) => toBroker(o, ns(o)));
+  return {
+    triggers: objectsOfKind(objects, 'Trigger').map((o) => toTrigger(o, ns(o), brokers)),
+    brokers,
+    pingSources: objectsOfKind(objects, 'PingSource').map((o) => ({
+      ...(o as PingSource),
+      metadata: { ...o.metadata, namespace: ns(o) },
+    })),
+  };
 }
 
-function readYaml(file: string): Obj[] {
-  const parsed = parseAllDocuments(readFileSync(file, 'utf8'));
-  const docs = Array.isArray(parsed) ? parsed : [parsed];
-  const out: Obj[] = [];
-  for (const d of docs) {
-    if (d.errors.length > 0) throw new Error(`${file}: ${d.errors[0]?.message ?? 'YAML error'}`);
-    const v: unknown = d.toJS();
-    if (isObj(v)) out.push(v);
-  }
-  return out;
-}
-
-function toTrigger(doc: Obj, namespace: string, where: string): TriggerSpec {
-  const meta = isObj(doc.metadata) ? doc.metadata : {};
-  const spec = isObj(doc.spec) ? doc.spec : {};
-  const name = str(meta.name);
-  const broker = str(spec.broker);
-  if (!name || !broker) throw new Error(`${where}: a Trigger needs metadata.name and spec.broker`);
-  const attributes: Record<string, string> = {};
-  const filter = isObj(spec.filter) ? spec.filter : {};
-  if (isObj(filter.attributes)) {
-    for (const [k, v] of Object.entries(filter.attributes)) attributes[k] = String(v);
-  }
+function toTrigger(o: K8sObject, namespace: string, brokers: BrokerSpec[]): TriggerSpec {
+  const where = `Trigger ${o.metadata.name}`;
+  const spec = record(o.spec, `${where}: spec`);
+  const broker = spec.broker;
+  if (typeof broker !== 'string' || broker === '') throw new Error(`${where}: spec.broker missing`);
+  const filter = record(spec.filter ?? {}, `${where}: spec.filter`);
   const trigger: TriggerSpec = {
     namespace,
-    name,
+    name: o.metadata.name,
     broker,
-    attributes,
-    subscriber: toDestination(spec.subscriber, `${where} spec.subscriber`),
-    delivery: isObj(spec.delivery) ? toDelivery(spec.delivery, where) : NO_RETRY,
+    attributes: stringMap(filter.attributes ?? {}, `${where}: filter attributes`),
+    subscriber: serviceRef(spec.subscriber, `${where}: spec.subscriber`),
+    delivery:
+      spec.delivery === undefined
+        ? (brokers.find((b) => b.name === broker && b.namespace === namespace)?.delivery ?? {
+            retry: 0,
+            backoffPolicy: 'exponential',
+            backoffDelayMs: 0,
+          })
+        : toDelivery(spec.delivery, where),
   };
   if (Array.isArray(spec.filters)) {
     trigger.filters = spec.filters.map((f) => toFilterExpression(f, where));
@@ -167,63 +113,65 @@ function toTrigger(doc: Obj, namespace: string, where: string): TriggerSpec {
   return trigger;
 }
 
-function toBroker(doc: Obj, namespace: string, where: string): BrokerSpec {
-  const meta = isObj(doc.metadata) ? doc.metadata : {};
-  const spec = isObj(doc.spec) ? doc.spec : {};
-  const name = str(meta.name);
-  if (!name) throw new Error(`${where}: a Broker needs metadata.name`);
-  const b: BrokerSpec = { namespace, name };
-  if (isObj(spec.delivery)) b.delivery = toDelivery(spec.delivery, where);
+function toBroker(o: K8sObject, namespace: string): BrokerSpec {
+  const where = `Broker ${o.metadata.name}`;
+  const spec = record(o.spec ?? {}, `${where}: spec`);
+  const b: BrokerSpec = { namespace, name: o.metadata.name };
+  if (spec.delivery !== undefined) b.delivery = toDelivery(spec.delivery, where);
   return b;
 }
 
-/** Parses a Knative delivery spec (retry, backoffPolicy, backoffDelay, timeout, deadLetterSink). */
-export function toDelivery(d: Obj, where: string): DeliverySpec {
-  const retry = d.retry === undefined ? 0 : Number(d.retry);
-  if (!Number.isInteger(retry) || retry < 0) {
+/** A Knative delivery spec (retry, backoffPolicy, backoffDelay, timeout, deadLetterSink). */
+function toDelivery(raw: unknown, where: string): DeliverySpec {
+  const d = record(raw, `${where}: spec.delivery`);
+  const { retry = 0, backoffPolicy = 'exponential', backoffDelay, timeout, deadLetterSink } = d;
+  if (typeof retry !== 'number' || !Number.isInteger(retry) || retry < 0) {
     throw new Error(`${where}: delivery.retry must be a non-negative integer`);
   }
-  const policy = d.backoffPolicy ?? 'exponential';
-  if (policy !== 'exponential' && policy !== 'linear') {
+  if (backoffPolicy !== 'exponential' && backoffPolicy !== 'linear') {
     throw new Error(`${where}: delivery.backoffPolicy must be exponential or linear`);
   }
   const delivery: DeliverySpec = {
     retry,
-    backoffPolicy: policy,
-    backoffDelayMs: d.backoffDelay === undefined ? 0 : parseIsoDuration(String(d.backoffDelay)),
+    backoffPolicy,
+    backoffDelayMs: backoffDelay === undefined ? 0 : parseIsoDuration(String(backoffDelay)),
   };
-  if (d.timeout !== undefined) delivery.timeoutMs = parseIsoDuration(String(d.timeout));
-  if (d.deadLetterSink !== undefined) {
-    delivery.deadLetterSink = toDestination(d.deadLetterSink, `${where} deadLetterSink`);
+  if (timeout !== undefined) delivery.timeoutMs = parseIsoDuration(String(timeout));
+  if (deadLetterSink !== undefined) {
+    delivery.deadLetterSink = serviceRef(deadLetterSink, `${where}: delivery.deadLetterSink`);
   }
   return delivery;
 }
 
-function toDestination(d: unknown, where: string): Destination {
-  if (isObj(d)) {
-    const ref = isObj(d.ref) ? d.ref : undefined;
-    const refName = ref ? str(ref.name) : undefined;
-    if (refName) return { service: refName };
-    const uri = str(d.uri);
-    if (uri) return { uri };
+function serviceRef(destination: unknown, where: string): Destination {
+  const ref = record(record(destination, where).ref, `${where}.ref`);
+  if (ref.apiVersion !== 'serving.knative.dev/v1' || ref.kind !== 'Service') {
+    throw new Error(`${where}: expected a ref to a serving.knative.dev/v1 Service`);
   }
-  throw new Error(`${where}: needs ref.name or uri`);
+  if (typeof ref.name !== 'string' || ref.name === '') {
+    throw new Error(`${where}: ref.name missing`);
+  }
+  return { service: ref.name };
+}
+
+function stringMap(raw: unknown, where: string): Record<string, string> {
+  const m = record(raw, where);
+  for (const [key, value] of Object.entries(m)) {
+    if (typeof value !== 'string') throw new Error(`${where}: ${key} is not a string`);
+  }
+  return { ...(m as Record<string, string>) };
 }
 
 function toFilterExpression(f: unknown, where: string): FilterExpression {
-  if (!isObj(f)) throw new Error(`${where}: a filter expression must be an object`);
-  const keys = Object.keys(f);
+  const keys = Object.keys(record(f, `${where}: a filter expression`));
   if (keys.length !== 1) throw new Error(`${where}: a filter expression has exactly one dialect`);
-  const key = keys[0];
-  const v = f[key as string];
+  const key = keys[0] as string;
+  const v = (f as Record<string, unknown>)[key];
   switch (key) {
     case 'exact':
     case 'prefix':
-    case 'suffix': {
-      if (!isObj(v)) throw new Error(`${where}: filters.${key} must map attributes to strings`);
-      const m = Object.fromEntries(Object.entries(v).map(([a, b]) => [a, String(b)]));
-      return { [key]: m } as FilterExpression;
-    }
+    case 'suffix':
+      return { [key]: stringMap(v, `${where}: filters.${key}`) } as FilterExpression;
     case 'all':
     case 'any': {
       if (!Array.isArray(v)) throw new Error(`${where}: filters.${key} must be a list`);
@@ -233,10 +181,6 @@ function toFilterExpression(f: unknown, where: string): FilterExpression {
     case 'not':
       return { not: toFilterExpression(v, where) };
     default:
-      throw new Error(`${where}: filter dialect "${String(key)}" is not emulated`);
+      throw new Error(`${where}: filter dialect "${key}" is not emulated`);
   }
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v : undefined;
 }

@@ -13,11 +13,11 @@ import {
   kubectlBinary,
   loadKustomizationResources,
   loadRbacRules,
-  loadTriggers,
   renderKustomize,
   type K8sObject,
   type PolicyRule,
 } from '../../support/manifests.js';
+import { toKnativeManifests, type TriggerSpec } from '../../harness/knative/manifests.js';
 import { BASE, FLUX_ONLY, OBSERVE, recoveryConfig } from './renders.js';
 
 /** `Kind/name` of each name. */
@@ -136,9 +136,9 @@ describe('kustomize renders', () => {
     const rendered = renderKustomize(BASE);
     const plain = loadKustomizationResources(KNATIVE_DIR);
     expect(keys(plain)).toEqual(keys(rendered));
-    const byName = (a: { name: string }, b: { name: string }): number =>
-      a.name.localeCompare(b.name);
-    expect(loadTriggers(plain).sort(byName)).toEqual(loadTriggers(rendered).sort(byName));
+    const triggers = (objects: readonly K8sObject[]): TriggerSpec[] =>
+      toKnativeManifests(objects).triggers.sort((x, y) => x.name.localeCompare(y.name));
+    expect(triggers(plain)).toEqual(triggers(rendered));
     for (const sa of [
       'detect',
       'force-drift',

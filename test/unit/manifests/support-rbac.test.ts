@@ -1,11 +1,12 @@
 // test/support/manifests.ts itself: the RBAC decision (pure, Kubernetes semantics), the RBAC
-// loader and the Trigger loader on hand-made objects, the ISO 8601 parser, the YAML reader.
+// loader on hand-made objects, the YAML reader; and the Trigger conversion the Knative emulation
+// routes by (harness/knative/manifests.ts) and its ISO 8601 parser.
 
 import { describe, expect, it } from 'vitest';
+import { parseIsoDuration } from '../../harness/knative/iso-duration.js';
+import { toKnativeManifests } from '../../harness/knative/manifests.js';
 import {
   loadRbacRules,
-  loadTriggers,
-  parseIsoDuration,
   parseManifests,
   ruleAllows,
   rulesAllowing,
@@ -217,7 +218,7 @@ describe('loadRbacRules', () => {
   });
 });
 
-describe('loadTriggers', () => {
+describe('toKnativeManifests', () => {
   const trigger = (spec: Record<string, unknown>): K8sObject =>
     obj('Trigger', 't', { apiVersion: 'eventing.knative.dev/v1', spec }, 'ns1');
   const ksvc = (name: string) => ({
@@ -230,7 +231,7 @@ describe('loadTriggers', () => {
   });
 
   it('flattens filter, subscriber and delivery', () => {
-    const [t] = loadTriggers([
+    const [t] = toKnativeManifests([
       trigger({
         broker: 'default',
         filter: { attributes: { type: 'x.y', kind: 'K' } },
@@ -242,19 +243,18 @@ describe('loadTriggers', () => {
           deadLetterSink: ksvc('dl'),
         },
       }),
-    ]);
+    ]).triggers;
     expect(t).toEqual({
       name: 't',
       namespace: 'ns1',
       broker: 'default',
-      filter: { type: 'x.y', kind: 'K' },
-      subscriber: 'fn',
+      attributes: { type: 'x.y', kind: 'K' },
+      subscriber: { service: 'fn' },
       delivery: {
         retry: 3,
         backoffPolicy: 'exponential',
-        backoffDelay: 'PT0.5S',
         backoffDelayMs: 500,
-        deadLetterSink: 'dl',
+        deadLetterSink: { service: 'dl' },
       },
     });
   });
@@ -292,7 +292,7 @@ describe('loadTriggers', () => {
       /ISO 8601/,
     ],
   ])('rejects %s', (_name, spec, message) => {
-    expect(() => loadTriggers([trigger(spec)])).toThrow(message);
+    expect(() => toKnativeManifests([trigger(spec)])).toThrow(message);
   });
 });
 

@@ -14,16 +14,14 @@ import {
 } from '../../../shared/core/events.js';
 import { AG_KIND } from '../../../shared/core/types.js';
 import { EA_KIND } from '../../../shared/core/external-artifacts.js';
-import {
-  RECOVERY_NAMESPACE,
-  findObject,
-  loadTriggers,
-  objectsOfKind,
-  type TriggerSpec,
-} from '../../support/manifests.js';
+import { toKnativeManifests, type TriggerSpec } from '../../harness/knative/manifests.js';
+import { RECOVERY_NAMESPACE, findObject, objectsOfKind } from '../../support/manifests.js';
 import { base, recoveryConfig } from './renders.js';
 
-const triggers = (): TriggerSpec[] => loadTriggers(base());
+/** The Triggers as the Knative emulation routes by them. */
+const triggers = (): TriggerSpec[] => toKnativeManifests(base()).triggers;
+/** The subscribing Service (the conversion accepts nothing but Service refs). */
+const subscriber = (t: TriggerSpec): string => t.subscriber.service ?? '';
 const pingSource = (name: string): string =>
   `/apis/v1/namespaces/${RECOVERY_NAMESPACE}/pingsources/${name}`;
 
@@ -65,7 +63,6 @@ const EXPECTED_ROUTES: [string, Record<string, string>][] = [
  */
 function minRetryWindowMs(t: TriggerSpec): number {
   const d = t.delivery;
-  if (d === undefined) return 0;
   let total = 0;
   for (let n = 0; n < d.retry; n++) {
     total +=
@@ -77,7 +74,7 @@ function minRetryWindowMs(t: TriggerSpec): number {
 describe('Trigger filters', () => {
   it('route exactly the expected (subscriber, filter) pairs, one Trigger each', () => {
     const actual = triggers()
-      .map((t) => JSON.stringify([t.subscriber, sorted(t.filter)]))
+      .map((t) => JSON.stringify([subscriber(t), sorted(t.attributes)]))
       .sort();
     const expected = EXPECTED_ROUTES.map(([s, f]) => JSON.stringify([s, sorted(f)])).sort();
     expect(actual).toEqual(expected);
@@ -87,30 +84,32 @@ describe('Trigger filters', () => {
     const all = triggers();
     expect(all.length).toBeGreaterThan(0);
     for (const t of all) {
-      expect(t.filter.type, t.name).toBeDefined();
-      expect(ACCEPTED_TYPES.has(t.filter.type ?? ''), `${t.name}: ${t.filter.type}`).toBe(true);
+      expect(t.attributes.type, t.name).toBeDefined();
+      expect(ACCEPTED_TYPES.has(t.attributes.type ?? ''), `${t.name}: ${t.attributes.type}`).toBe(
+        true,
+      );
     }
   });
 
   it.each(ACTION_TYPES.map((type) => [type, ACTION_SUBSCRIBER[type]]))(
     'action %s reaches %s and nothing else',
     (type, service) => {
-      const matching = triggers().filter((t) => t.filter.type === type);
-      expect(matching.map((t) => t.subscriber)).toEqual([service]);
+      const matching = triggers().filter((t) => t.attributes.type === type);
+      expect(matching.map(subscriber)).toEqual([service]);
     },
   );
 
   it('ApiServerSource types are narrowed to ArtifactGenerators, or ExternalArtifacts for the heal', () => {
     const apiserver = triggers().filter(
       (t) =>
-        t.filter.type === APISERVER_ADD ||
-        t.filter.type === APISERVER_UPDATE ||
-        t.filter.type === APISERVER_DELETE,
+        t.attributes.type === APISERVER_ADD ||
+        t.attributes.type === APISERVER_UPDATE ||
+        t.attributes.type === APISERVER_DELETE,
     );
     expect(apiserver.length).toBe(6);
     for (const t of apiserver) {
-      expect(t.filter.kind, t.name).toBe(
-        t.subscriber === 'heal-external-artifacts' ? EA_KIND : AG_KIND,
+      expect(t.attributes.kind, t.name).toBe(
+        subscriber(t) === 'heal-external-artifacts' ? EA_KIND : AG_KIND,
       );
     }
   });
@@ -122,10 +121,12 @@ describe('Trigger filters', () => {
       ...objectsOfKind(objects, 'PingSource').map((p) => pingSource(p.metadata.name)),
       `/apis/v1/namespaces/${config.ALARM_NAMESPACE}/pingsources/${config.ALARM_NAME}`,
     ]);
-    const pings = triggers().filter((t) => t.filter.type === PING);
+    const pings = triggers().filter((t) => t.attributes.type === PING);
     expect(pings.length).toBe(3);
-    for (const t of pings) expect(known.has(t.filter.source ?? ''), t.name).toBe(true);
-    expect(pings.map((t) => t.filter.source)).toContain(pingSource(config.RESYNC_PINGSOURCE ?? ''));
+    for (const t of pings) expect(known.has(t.attributes.source ?? ''), t.name).toBe(true);
+    expect(pings.map((t) => t.attributes.source)).toContain(
+      pingSource(config.RESYNC_PINGSOURCE ?? ''),
+    );
   });
 });
 
@@ -137,18 +138,21 @@ describe('Trigger targets and delivery', () => {
     for (const t of triggers()) {
       expect(t.broker, t.name).toBe('default');
       expect(t.namespace, t.name).toBe(RECOVERY_NAMESPACE);
-      expect(services.has(t.subscriber), `${t.name} -> ${t.subscriber}`).toBe(true);
+      expect(services.has(subscriber(t)), `${t.name} -> ${subscriber(t)}`).toBe(true);
     }
   });
 
   it('every Trigger has an explicit delivery: exponential backoff and the dead-letter Service', () => {
     findObject(base(), 'Service', 'dead-letter');
+    // Explicit: the Trigger's own spec.delivery, not the one it would inherit from the Broker.
+    for (const o of objectsOfKind(base(), 'Trigger')) {
+      expect((o.spec as { delivery?: unknown }).delivery, o.metadata.name).toBeDefined();
+    }
     for (const t of triggers()) {
-      expect(t.delivery, t.name).toBeDefined();
-      expect(t.delivery?.backoffPolicy, t.name).toBe('exponential');
-      expect(t.delivery?.retry, t.name).toBeGreaterThanOrEqual(1);
-      expect(t.delivery?.backoffDelayMs, t.name).toBeGreaterThanOrEqual(100);
-      expect(t.delivery?.deadLetterSink, t.name).toBe('dead-letter');
+      expect(t.delivery.backoffPolicy, t.name).toBe('exponential');
+      expect(t.delivery.retry, t.name).toBeGreaterThanOrEqual(1);
+      expect(t.delivery.backoffDelayMs, t.name).toBeGreaterThanOrEqual(100);
+      expect(t.delivery.deadLetterSink, t.name).toEqual({ service: 'dead-letter' });
     }
   });
 
@@ -156,8 +160,8 @@ describe('Trigger targets and delivery', () => {
     const resync = pingSource('resync');
     const critical = triggers().filter(
       (t) =>
-        !(t.filter.type === PING && t.filter.source === resync) &&
-        t.subscriber !== 'heal-external-artifacts',
+        !(t.attributes.type === PING && t.attributes.source === resync) &&
+        subscriber(t) !== 'heal-external-artifacts',
     );
     expect(critical.length).toBe(8);
     for (const t of critical) {
@@ -169,18 +173,18 @@ describe('Trigger targets and delivery', () => {
 
   it('a resync gives up within seconds: the next tick is 5 minutes away', () => {
     const resyncs = triggers().filter(
-      (t) => t.filter.type === PING && t.filter.source === pingSource('resync'),
+      (t) => t.attributes.type === PING && t.attributes.source === pingSource('resync'),
     );
     expect(resyncs.length).toBe(2);
     for (const t of resyncs) expect(minRetryWindowMs(t), t.name).toBeLessThanOrEqual(30_000);
   });
 
   it('dead-letter subscribes to nothing (a dead letter must not loop back)', () => {
-    expect(triggers().filter((t) => t.subscriber === 'dead-letter')).toEqual([]);
+    expect(triggers().filter((t) => subscriber(t) === 'dead-letter')).toEqual([]);
   });
 
   it('every other Service is reached by at least one Trigger', () => {
-    const subscribed = new Set(triggers().map((t) => t.subscriber));
+    const subscribed = new Set(triggers().map(subscriber));
     const services = objectsOfKind(base(), 'Service')
       .map((s) => s.metadata.name)
       .filter((n) => n !== 'dead-letter');
