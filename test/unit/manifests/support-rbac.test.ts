@@ -259,6 +259,28 @@ describe('toKnativeManifests', () => {
     });
   });
 
+  it.each([
+    ['its Broker in its namespace', 'ns1', { retry: 2, backoffPolicy: 'linear' }],
+    ['no retries with no Broker there', 'ns2', { retry: 0, backoffPolicy: 'exponential' }],
+  ])('a Trigger without delivery takes %s', (_name, brokerNs, delivery) => {
+    const broker = obj('Broker', 'b', {
+      spec: { delivery: { retry: 2, backoffPolicy: 'linear' } },
+    });
+    const { triggers } = toKnativeManifests([
+      { ...broker, metadata: { name: 'b', namespace: brokerNs } },
+      trigger({ broker: 'b', subscriber: ksvc('fn') }),
+    ]);
+    expect(triggers[0]?.delivery).toEqual({ backoffDelayMs: 0, ...delivery });
+  });
+
+  it('reads spec.filters', () => {
+    const filters = [{ all: [{ exact: { type: 'x' } }, { not: { prefix: { source: '/a' } } }] }];
+    const [t] = toKnativeManifests([
+      trigger({ broker: 'b', subscriber: ksvc('fn'), filters }),
+    ]).triggers;
+    expect(t?.filters).toEqual(filters);
+  });
+
   it.each<[string, Record<string, unknown>, RegExp]>([
     ['no broker', { subscriber: ksvc('fn') }, /spec.broker missing/],
     [
@@ -285,6 +307,11 @@ describe('toKnativeManifests', () => {
       'a bad backoffPolicy',
       delivering({ retry: 1, backoffPolicy: 'random', backoffDelay: 'PT1S' }),
       /backoffPolicy/,
+    ],
+    [
+      'an SQL filter',
+      { broker: 'b', subscriber: ksvc('fn'), filters: [{ sql: "type = 'x'" }] },
+      /not emulated/,
     ],
     [
       'a bad backoffDelay',
