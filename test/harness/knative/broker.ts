@@ -290,7 +290,7 @@ export class Broker {
     const { delivery } = trigger;
     const scale = this.#opts.retryDelayScale ?? 0.001;
     const timeoutMs = delivery.timeoutMs ?? this.#opts.defaultTimeoutMs ?? 30_000;
-    const subscriber = trigger.subscriber.service ?? trigger.subscriber.uri;
+    const subscriber = trigger.subscriber.service;
     const total = 1 + delivery.retry;
     let last: HttpOutcome = {
       status: undefined,
@@ -407,7 +407,7 @@ export class Broker {
   ): Promise<void> {
     const record: DeadLetterRecord = {
       trigger: trigger.name,
-      subscriber: trigger.subscriber.service ?? trigger.subscriber.uri,
+      subscriber: trigger.subscriber.service,
       event,
       attempts,
       lastStatus: last.status,
@@ -444,7 +444,7 @@ export class Broker {
     this.#record(
       {
         trigger: trigger.name,
-        subscriber: trigger.subscriber.service ?? trigger.subscriber.uri,
+        subscriber: trigger.subscriber.service,
         url: '',
         attempt,
         duplicate,
@@ -478,11 +478,10 @@ export class Broker {
   }
 
   #replicas(d: Destination): number {
-    return d.uri !== undefined ? 1 : (this.#subscribers.get(d.service)?.length ?? 0);
+    return this.#subscribers.get(d.service)?.length ?? 0;
   }
 
   #pick(d: Destination): string | undefined {
-    if (d.uri !== undefined) return d.uri;
     const urls = this.#subscribers.get(d.service) ?? [];
     if (urls.length === 0) return undefined;
     if (this.#opts.replicaPick === 'random') return urls[rngInt(this.#rng, 0, urls.length - 1)];

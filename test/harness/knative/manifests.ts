@@ -12,12 +12,10 @@ import {
 } from '../../support/manifests.js';
 import { parseIsoDuration } from './iso-duration.js';
 
-/**
- * Where a Trigger (or a dead-letter sink) sends: a Service by name, or a fixed URI. The manifests
- * name Knative Services only (the conversion rejects anything else); a Broker also takes a URI.
- */
-export type Destination =
-  { service: string; uri?: undefined } | { uri: string; service?: undefined };
+/** Where a Trigger (or a dead-letter sink) sends: a Knative Service by name (knative/ names no URI). */
+export interface Destination {
+  service: string;
+}
 
 export interface DeliverySpec {
   /** Retries after the first attempt (Knative `retry`). */
