@@ -272,7 +272,10 @@ export function stormFigures(
   const losing = results.filter((r) => r.member.role !== 'honest');
   const deadLetteredByType: Record<string, number> = {};
   for (const d of system.knative.broker.deadLetters) {
-    deadLetteredByType[d.event.type] = (deadLetteredByType[d.event.type] ?? 0) + 1;
+    // A ping names its PingSource (the resync's 3 retries differ from the alarm's, ADR 49).
+    const { type, source } = d.event;
+    const key = type.endsWith('.ping') ? `${type} ${source.split('/').pop() ?? ''}` : type;
+    deadLetteredByType[key] = (deadLetteredByType[key] ?? 0) + 1;
   }
   const actions = system.knative.broker.deadLetters.filter((d) =>
     d.event.type.startsWith('io.cozystack.sourcewatcher.'),
