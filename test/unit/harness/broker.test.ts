@@ -23,6 +23,9 @@ async function subscriber(
   return recorder;
 }
 
+/** The ids of the events `recorder` received, in order. */
+const ids = (recorder: EventRecorder): string[] => recorder.events().map((e) => e.id);
+
 afterEach(async () => {
   await Promise.all(brokers.splice(0).map((b) => b.close()));
   const closing = subscribers.splice(0);
@@ -135,14 +138,9 @@ describe('Broker routing', () => {
     expect(await post('structured', broker.ingressUrl, other)).toBe(202);
     await broker.idle();
 
-    expect(
-      a
-        .events()
-        .map((e) => e.id)
-        .sort(),
-    ).toEqual([withKind.id, otherKind.id].sort());
-    expect(b.events().map((e) => e.id)).toEqual([withKind.id]);
-    expect(c.events().map((e) => e.id)).toEqual([other.id]);
+    expect(ids(a).sort()).toEqual([withKind.id, otherKind.id].sort());
+    expect(ids(b)).toEqual([withKind.id]);
+    expect(ids(c)).toEqual([other.id]);
     // Delivered in binary mode, attributes and data intact, broker TTL not leaked.
     const got = b.requests[0];
     expect(got?.headers['ce-id']).toBe(withKind.id);
@@ -265,7 +263,7 @@ describe('Broker delivery', () => {
     const ev = event();
     broker.ingest(ev);
     await broker.idle();
-    expect(a.events().map((e) => e.id)).toEqual([ev.id, ev.id, ev.id]);
+    expect(ids(a)).toEqual([ev.id, ev.id, ev.id]);
     expect(broker.deliveriesTo('t').map((d) => [d.attempt, d.status, d.outcome])).toEqual([
       [1, 503, 'retry'],
       [2, 503, 'retry'],
@@ -409,7 +407,7 @@ describe('Broker replies', () => {
     );
     expect(await post('binary', broker.ingressUrl, event())).toBe(202);
     await broker.idle();
-    expect(sink.events().map((e) => e.id)).toEqual([replyEvent.id]);
+    expect(ids(sink)).toEqual([replyEvent.id]);
     expect(sink.events()[0]?.data).toEqual({ step: 2 });
     expect(broker.stats.replies).toBe(1);
     expect(broker.ingested.map((r) => r.origin)).toEqual(['ingress', 'reply']);
