@@ -19,9 +19,8 @@ import {
 import { createAgWithStatus, INVENTORY, DIGEST, ready, stuckStatus } from '../support/ag-states.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../support/http-events.js';
 import { waitForCachedAg } from './support/cache-wait.js';
-import type { FaultCase } from './support/fault-cases.js';
-import { agGet, MatrixTable } from './support/fault-matrix.js';
-import type { Expectation, MatrixScenario } from './support/fault-matrix.js';
+import { agGet, conflictReread, MatrixTable, redelivered } from './support/fault-matrix.js';
+import type { MatrixScenario } from './support/fault-matrix.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
@@ -131,24 +130,15 @@ async function cleanup(ctx: Ctx): Promise<void> {
   await deleteAlarm(kc, ctx.alarm);
 }
 
-const transient = (f: FaultCase): Expectation =>
-  f.label === 'slow'
-    ? { status: 200, why: 'slow is just slow' }
-    : { status: 503, why: 'nothing decided or armed; the redelivery does it' };
+const transient = redelivered('nothing decided or armed; the redelivery does it');
 
 /** The alarm's read-modify-write retries on 409 (a lost create race or a stale precondition). */
-const alarmWrite = (f: FaultCase): Expectation => {
-  if (f.label === 'slow') return { status: 200, why: 'slow is just slow' };
-  if (f.label === '409') {
-    return f.phase === 'before'
-      ? { status: 200, why: 're-read and written again' }
-      : { status: 200, why: 'the write applied: the re-read finds the alarm as wanted' };
-  }
-  return {
-    status: 503,
-    why: 'a lost follow-up is redelivered (the resync is the safety net); a repeat emit is a harmless duplicate',
-  };
-};
+const alarmWrite = conflictReread({
+  before: 're-read and written again',
+  after: 'the write applied: the re-read finds the alarm as wanted',
+  otherwise:
+    'a lost follow-up is redelivered (the resync is the safety net); a repeat emit is a harmless duplicate',
+});
 
 /** One call's row: what differs between them, on top of this file's state, env and clean-up. */
 const scenario = (

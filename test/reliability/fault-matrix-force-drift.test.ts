@@ -25,7 +25,9 @@ import { actionEvent as detectAction, postEvent } from '../support/http-events.j
 import { createLogger } from '../../shared/runtime/logger.js';
 import type { FaultCase } from './support/fault-cases.js';
 import {
+  conflictReread,
   MatrixTable,
+  redelivered,
   type Expectation,
   type MatrixScenario,
   type Stage,
@@ -88,11 +90,6 @@ async function check(ctx: Ctx, _stage: Stage): Promise<string[]> {
   return out;
 }
 
-const transient =
-  (why: string) =>
-  (f: FaultCase): Expectation =>
-    f.label === 'slow' ? { status: 200, why: 'slow is just slow' } : { status: 503, why };
-
 function scenario(
   call: string,
   opts: {
@@ -145,18 +142,13 @@ function eventScenario(call: string, kind: 'stuck' | 'healthy-tracked'): MatrixS
   };
 }
 
-const conflictRedecided =
-  (ok: string, lost: string, lostStatus: 200 | 503 = 200) =>
-  (f: FaultCase): Expectation => {
-    if (f.label === 'slow') return { status: 200, why: 'slow is just slow' };
-    if (f.label === '409') {
-      return f.phase === 'before' ? { status: 200, why: ok } : { status: lostStatus, why: lost };
-    }
-    return {
-      status: 503,
-      why: 'transient: the claim (or nothing) is in place; the redelivery finishes',
-    };
-  };
+const conflictRedecided = (before: string, after: string, afterStatus: 200 | 503 = 200) =>
+  conflictReread({
+    before,
+    after,
+    afterStatus,
+    otherwise: 'transient: the claim (or nothing) is in place; the redelivery finishes',
+  });
 
 defineMatrix({
   env: () => ({ fn: 'force-drift', proxy: suite.proxy, t0: T0 }),
@@ -167,7 +159,7 @@ defineMatrix({
       kind: 'stuck',
       write: false,
       match: () => ({ verb: 'get' }),
-      expect: transient('nothing read, nothing written; the redelivery forces'),
+      expect: redelivered('nothing read, nothing written; the redelivery forces'),
     }),
     scenario('AG claim patch (annotations)', {
       kind: 'stuck',
@@ -194,7 +186,7 @@ defineMatrix({
       write: true,
       match: () => ({ verb: 'patch', subresource: '' }),
       nth: 2,
-      expect: transient('claim and marker in place; the settle-time resume bumps'),
+      expect: redelivered('claim and marker in place; the settle-time resume bumps'),
     }),
     scenario('AG clear patch (tracking)', {
       kind: 'healthy-tracked',

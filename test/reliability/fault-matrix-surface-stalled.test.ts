@@ -26,9 +26,8 @@ import {
 import { createAgWithStatus, ready, stuckStatus } from '../support/ag-states.js';
 import { agResourceEvent } from '../support/http-events.js';
 import { waitForCachedAg, waitForCachedPs } from './support/cache-wait.js';
-import type { FaultCase } from './support/fault-cases.js';
-import { agGet, MatrixTable } from './support/fault-matrix.js';
-import type { Expectation, MatrixScenario } from './support/fault-matrix.js';
+import { agGet, conflictReread, MatrixTable, redelivered } from './support/fault-matrix.js';
+import type { MatrixScenario } from './support/fault-matrix.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
 import { functionFile } from './support/function-file.js';
@@ -118,10 +117,7 @@ async function check(ctx: Ctx): Promise<string[]> {
   return out;
 }
 
-const readFails = (f: FaultCase): Expectation =>
-  f.label === 'slow'
-    ? { status: 200, why: 'slow is just slow' }
-    : { status: 503, why: 'nothing written; the redelivery surfaces the verdict' };
+const readFails = redelivered('nothing written; the redelivery surfaces the verdict');
 
 /** One call's row: what differs between them, on top of this file's set-up, state and checks. */
 const scenario = (
@@ -201,15 +197,11 @@ describe('calls for one AG event', () => {
           name: ctx.psName,
         },
       }),
-      expect: (f) => {
-        if (f.label === 'slow') return { status: 200, why: 'slow is just slow' };
-        if (f.label === '409') {
-          return f.phase === 'before'
-            ? { status: 200, why: 'precondition failed: re-read fresh and written' }
-            : { status: 200, why: 'the write applied: the fresh re-read is in step' };
-        }
-        return { status: 503, why: 'transient: the redelivery writes or finds it in step' };
-      },
+      expect: conflictReread({
+        before: 'precondition failed: re-read fresh and written',
+        after: 'the write applied: the fresh re-read is in step',
+        otherwise: 'transient: the redelivery writes or finds it in step',
+      }),
     }),
     // Issue 15: the verdict's Event fails in every way; the verdict is written all the same.
     eventCreate('Event create (SourceWatcherStalled)', NS),

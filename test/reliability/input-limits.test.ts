@@ -22,10 +22,8 @@ import {
   type Condition,
 } from '../../shared/core/types.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../../shared/runtime/function-app.js';
-import { testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { uniqueName } from '../support/apiserver.js';
 import { DIGEST, INVENTORY, ready } from '../support/ag-states.js';
-import { startEventSink, type EventSink } from '../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import {
   API_FUNCTION_NAMES as FUNCTION_NAMES,
   SettableClock,
@@ -33,27 +31,22 @@ import {
   type ApiFunctionName as FunctionName,
   type RunningFunction as FunctionServer,
 } from '../harness/functions.js';
+import { functionFile } from './support/function-file.js';
 import { createRawClient, type RawAnswer } from './support/raw-client.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueName('rel-il');
+const { T0, NS, suite } = functionFile('limits', 'rel-il', 'nothing');
 const MiB = 1024 * 1024;
-const kc = testKubeConfig();
-let proxy: KubeProxy;
-let sink: EventSink;
 const servers = new Map<FunctionName, FunctionServer>();
 
 beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: 'limits' });
-  sink = await startEventSink();
   for (const fn of FUNCTION_NAMES) {
     servers.set(
       fn,
       await startFunction({
         fn,
-        kubeConfig: proxy.kubeConfig(`limits-${fn}`),
+        kubeConfig: suite.proxy.kubeConfig(`limits-${fn}`),
         clock: new SettableClock(T0),
-        sinkUrl: sink.url,
+        sinkUrl: suite.sink.url,
         env: { ALARM_NAME: uniqueName('limits-alarm') },
       }),
     );
@@ -66,11 +59,9 @@ afterAll(async () => {
       `${MAX_ANNOTATION_VALUE_LENGTH}-character annotation values, 253-character names`,
   );
   for (const s of servers.values()) await s.close();
-  await sink.close();
-  await proxy.stop();
 });
 beforeEach(() => {
-  sink.events.length = 0;
+  suite.sink.events.length = 0;
 });
 
 function urlOf(fn: FunctionName): string {
@@ -164,7 +155,7 @@ async function detectActions(
   const subject = `${NS}/${name}`;
   return {
     status: answer.status,
-    actions: sink.events.filter((e) => e.subject === subject).map((e) => e.type),
+    actions: suite.sink.events.filter((e) => e.subject === subject).map((e) => e.type),
   };
 }
 

@@ -13,7 +13,6 @@ import {
   APISERVER_REF_UPDATE,
   APISERVER_UPDATE,
   formatTimeNano,
-  PING,
 } from '../../shared/core/index.js';
 import { AG_API_VERSION, AG_KIND, type ArtifactGenerator } from '../../shared/core/types.js';
 import { loadKubeConfig } from '../../shared/kube/config.js';
@@ -22,12 +21,11 @@ import {
   agRefOf,
   createPackageSource,
   makePackageSource,
-  testKubeConfig,
   uniqueName,
 } from '../support/apiserver.js';
 import { createAgWithStatus, stuckStatus } from '../support/ag-states.js';
-import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
-import { startKubeProxy, type FaultRule, type KubeProxy } from '../support/kube-proxy.js';
+import { cloudEvent, postEvent } from '../support/http-events.js';
+import type { FaultRule } from '../support/kube-proxy.js';
 import { deleteAlarm } from '../support/recovery-alarm.js';
 import {
   API_FUNCTION_NAMES as FUNCTION_NAMES,
@@ -36,6 +34,8 @@ import {
   type ApiFunctionName as FunctionName,
 } from '../harness/functions.js';
 import { LogCapture } from '../harness/system/log-capture.js';
+import { resyncPing } from '../integration/functions/suite-kit.js';
+import { functionFile } from './support/function-file.js';
 import {
   forbiddenStrings,
   leaks,
@@ -44,12 +44,8 @@ import {
   type KubeconfigTarget,
 } from './support/secrets.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-const NS = uniqueName('rel-lh');
-const kc = testKubeConfig();
+const { T0, NS, kc, suite } = functionFile('hygiene', 'rel-lh', 'nothing');
 const creds = markedCredentials();
-let proxy: KubeProxy;
-let sink: EventSink;
 let dir: string;
 let ag: ArtifactGenerator;
 const scanned = { lines: 0, requests: 0 };
@@ -61,8 +57,6 @@ const alarmName = (fn: string): string => {
 };
 
 beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: 'hygiene' });
-  sink = await startEventSink();
   dir = await mkdtemp(join(tmpdir(), 'rel-hygiene-'));
   const name = uniqueName('lh');
   const ps = await createPackageSource(makePackageSource({ name }), kc);
@@ -78,8 +72,6 @@ afterAll(async () => {
       `forbidden strings checked per line: ${forbiddenStrings(creds).length}`,
   );
   for (const name of alarms) await deleteAlarm(kc, name);
-  await sink?.close();
-  await proxy?.stop();
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 
@@ -98,11 +90,7 @@ function eventsFor(fn: FunctionName): ReturnType<typeof cloudEvent>[] {
     attempts: 0,
     decidedAt: formatTimeNano(T0),
   };
-  const ping = cloudEvent({
-    type: PING,
-    source: '/apis/v1/namespaces/x/pingsources/resync',
-    data: {},
-  });
+  const ping = resyncPing({});
   const grace: ArtifactGenerator = { ...ag, status: stuckStatus(T0 - 5_000) };
   switch (fn) {
     case 'detect':
@@ -166,7 +154,7 @@ async function exercise(
       clock: new SettableClock(T0),
       requestTimeoutMs: 400,
       logger: createLogger({ name: fn, level: 'trace', destination: logs }),
-      sinkUrl: sink.url,
+      sinkUrl: suite.sink.url,
       env: { ALARM_NAME: alarmName(fn) },
     });
     try {
@@ -174,7 +162,7 @@ async function exercise(
         const handle =
           fault === undefined || tag === undefined
             ? undefined
-            : proxy.addFault({
+            : suite.proxy.addFault({
                 ...fault,
                 match: {
                   clientTag: tag,
@@ -242,7 +230,7 @@ describe('log hygiene', () => {
     const logs = captureLogs();
     const tag = 'hygiene-proxy';
     const path = await kubeconfigFile('proxy', {
-      server: `${proxy.url}/_tag/${tag}`,
+      server: `${suite.proxy.url}/_tag/${tag}`,
       insecure: true,
     });
     const statuses = await exercise(logs, path, API_ERRORS as never, tag);
@@ -252,14 +240,14 @@ describe('log hygiene', () => {
     const kinds = new Set(failed.map((l) => (l['err'] as { kind?: string } | undefined)?.kind));
     expect(kinds).toEqual(new Set(['Forbidden', 'Transient']));
     // The token really went out on every request (and was never logged).
-    expect(proxy.count({ clientTag: tag })).toBeGreaterThan(50);
+    expect(suite.proxy.count({ clientTag: tag })).toBeGreaterThan(50);
     expectClean(logs);
   });
 
   it('a TLS endpoint that fails the handshake, with marker client certificate and key', async () => {
     const logs = captureLogs();
     const path = await kubeconfigFile('tls', {
-      server: proxy.url.replace('http:', 'https:'),
+      server: suite.proxy.url.replace('http:', 'https:'),
       insecure: true,
     });
     const statuses = await exercise(logs, path, []);

@@ -28,6 +28,25 @@ export interface Expectation {
 
 export type Stage = 'start' | 'after-fault' | 'end';
 
+/** A cell the function cannot get past: 503 (`why`), the redelivery does it; slow is just slow. */
+export const redelivered =
+  (why: string) =>
+  (f: FaultCase): Expectation =>
+    f.label === 'slow' ? { status: 200, why: 'slow is just slow' } : { status: 503, why };
+
+/**
+ * A write's cells: a 409 is re-read within the request (`before`: the write failed; `after`: it
+ * applied and its answer was lost, 200 unless `afterStatus`); the others as `redelivered`.
+ */
+export const conflictReread =
+  (o: { before: string; after: string; afterStatus?: 200 | 503; otherwise: string }) =>
+  (f: FaultCase): Expectation => {
+    if (f.label !== '409') return redelivered(o.otherwise)(f);
+    return f.phase === 'before'
+      ? { status: 200, why: o.before }
+      : { status: o.afterStatus ?? 200, why: o.after };
+  };
+
 /** A cell's target: the `nth` (1-based, the first by default) get of the context's AG. */
 export const agGet =
   (nth?: number) =>

@@ -3,13 +3,11 @@
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testKubeConfig, uniqueName } from '../../support/apiserver.js';
-import { startKubeProxy, type KubeProxy, type ProxyCall } from '../../support/kube-proxy.js';
+import { uniqueName } from '../../support/apiserver.js';
+import type { ProxyCall } from '../../support/kube-proxy.js';
 import type { FuzzRequest } from './arbitraries/http-request.js';
 import { eventType, functionInput } from './arbitraries/http-request.js';
-import { deleteAllPackageSources } from './cluster.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
-import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
 import { startCountingSink, type CountingSink } from './counting-sink.js';
 import {
   SettableClock,
@@ -17,6 +15,7 @@ import {
   type ApiFunctionName as FunctionName,
   type RunningFunction as FunctionServer,
 } from '../../harness/functions.js';
+import { functionFile } from './function-file.js';
 import { fuzzRuns, fuzzSeed, printReport, runFuzz } from './fuzz-runner.js';
 
 /** Heap growth allowed between the warm-up and the end of a run (after full GCs). */
@@ -42,24 +41,19 @@ export function defineFuzzSuite(opts: {
   types: fc.Arbitrary<string>;
   allowedWrite: (call: ProxyCall, req: FuzzRequest) => boolean;
 }): void {
-  const T0 = Math.floor(Date.now() / 1000) * 1000;
   const tag = `fuzz-${opts.fn}`;
-  const kc = testKubeConfig();
-  let proxy: KubeProxy;
+  // Sweeps and resyncs see the whole cluster: start from an empty one so that every write a
+  // valid input causes is attributable to that input.
+  const { T0, kc, suite } = functionFile(tag, tag, 'ags-and-packagesources');
   let sink: CountingSink;
   let server: FunctionServer;
   const alarmName = uniqueName('fuzz-alarm');
 
   beforeAll(async () => {
-    // Sweeps and resyncs see the whole cluster: start from an empty one so that every write a
-    // valid input causes is attributable to that input.
-    await deleteAllArtifactGenerators(kc);
-    await deleteAllPackageSources(kc);
-    proxy = await startKubeProxy(kc, { tag });
     sink = await startCountingSink();
     server = await startFunction({
       fn: opts.fn,
-      kubeConfig: proxy.kubeConfig(tag),
+      kubeConfig: suite.proxy.kubeConfig(tag),
       clock: new SettableClock(T0),
       sinkUrl: sink.url,
       env: { ALARM_NAME: alarmName },
@@ -68,7 +62,6 @@ export function defineFuzzSuite(opts: {
   afterAll(async () => {
     await server?.close();
     await sink?.close();
-    await proxy?.stop();
     await deleteAlarm(kc, alarmName);
   });
 
@@ -78,7 +71,7 @@ export function defineFuzzSuite(opts: {
       const report = await runFuzz({
         name: opts.fn,
         url: server.url,
-        proxy,
+        proxy: suite.proxy,
         tag,
         input: functionInput(T0, opts.types),
         numRuns,

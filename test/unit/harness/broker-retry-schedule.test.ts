@@ -62,7 +62,6 @@ function gaps(times: number[]): number[] {
   return times.slice(1).map((t, i) => t - (times[i] ?? 0));
 }
 
-/** One Trigger of knative/ with only the given subscriber mapped. */
 /** A Broker with this one Trigger, its subscriber at `url`, retrying on the clock. */
 function onlyBroker(
   trigger: TriggerSpec,

@@ -23,6 +23,9 @@ async function subscriber(
   return recorder;
 }
 
+/** The ids of the events `recorder` received, in order. */
+const ids = (recorder: EventRecorder): string[] => recorder.events().map((e) => e.id);
+
 afterEach(async () => {
   await Promise.all(brokers.splice(0).map((b) => b.close()));
   const closing = subscribers.splice(0);
@@ -77,6 +80,13 @@ const brokerTo = (
 ): Promise<Broker> =>
   startBroker([trigger('t', { type: 'test.event' }, 'a', delivery)], { a: [url] }, extra);
 
+/** brokerTo with `retry` retries, then the dead-letter sink: the service `dls` at `dlsUrl`. */
+const brokerDeadLettering = (url: string, dlsUrl: string, retry: number): Promise<Broker> =>
+  startBroker(
+    [trigger('t', { type: 'test.event' }, 'a', { retry, deadLetterSink: { service: 'dls' } })],
+    { a: [url], dls: [dlsUrl] },
+  );
+
 function event(attrs: Record<string, unknown> = {}): CloudEvent<unknown> {
   return new CloudEvent<unknown>({
     type: 'test.event',
@@ -99,10 +109,11 @@ async function post(mode: 'binary' | 'structured', url: string, ev: CloudEvent<u
   return res.status;
 }
 
-const postBinary = (url: string, ev: CloudEvent<unknown>): Promise<number> =>
-  post('binary', url, ev);
-const postStructured = (url: string, ev: CloudEvent<unknown>): Promise<number> =>
-  post('structured', url, ev);
+/** A subscriber's 200 answer carrying `ev` in binary mode: a reply the broker re-ingests. */
+function replyWith(ev: CloudEvent<unknown>): RecorderAnswer {
+  const msg = HTTP.binary(ev);
+  return { status: 200, headers: msg.headers as Record<string, string>, body: String(msg.body) };
+}
 
 // ---- tests ------------------------------------------------------------------------------------
 
@@ -122,19 +133,14 @@ describe('Broker routing', () => {
     const withKind = event({ kind: 'ArtifactGenerator' });
     const otherKind = event({ kind: 'PackageSource' });
     const other = event({ type: 'other.event', source: '/elsewhere' });
-    expect(await postBinary(broker.ingressUrl, withKind)).toBe(202);
-    expect(await postStructured(broker.ingressUrl, otherKind)).toBe(202);
-    expect(await postStructured(broker.ingressUrl, other)).toBe(202);
+    expect(await post('binary', broker.ingressUrl, withKind)).toBe(202);
+    expect(await post('structured', broker.ingressUrl, otherKind)).toBe(202);
+    expect(await post('structured', broker.ingressUrl, other)).toBe(202);
     await broker.idle();
 
-    expect(
-      a
-        .events()
-        .map((e) => e.id)
-        .sort(),
-    ).toEqual([withKind.id, otherKind.id].sort());
-    expect(b.events().map((e) => e.id)).toEqual([withKind.id]);
-    expect(c.events().map((e) => e.id)).toEqual([other.id]);
+    expect(ids(a).sort()).toEqual([withKind.id, otherKind.id].sort());
+    expect(ids(b)).toEqual([withKind.id]);
+    expect(ids(c)).toEqual([other.id]);
     // Delivered in binary mode, attributes and data intact, broker TTL not leaked.
     const got = b.requests[0];
     expect(got?.headers['ce-id']).toBe(withKind.id);
@@ -181,68 +187,52 @@ describe('Broker routing', () => {
 });
 
 describe('Broker ingress refuses what is not a CloudEvent', () => {
-  const cases: {
+  interface Case {
     name: string;
     method: string;
     path?: string;
     headers: Record<string, string>;
     body?: string;
     status: number;
-  }[] = [
-    {
-      name: 'binary without ce-type',
-      method: 'POST',
-      headers: { 'ce-id': '1', 'ce-source': '/s', 'ce-specversion': '1.0' },
-      body: '{}',
-      status: 400,
-    },
-    {
-      name: 'binary without ce-source',
-      method: 'POST',
-      headers: { 'ce-id': '1', 'ce-type': 't', 'ce-specversion': '1.0' },
-      body: '{}',
-      status: 400,
-    },
-    {
-      name: 'no CloudEvent at all',
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"a":1}',
-      status: 400,
-    },
-    {
-      name: 'structured with broken JSON',
-      method: 'POST',
-      headers: { 'content-type': 'application/cloudevents+json' },
-      body: '{"id":',
-      status: 400,
-    },
-    {
-      name: 'binary JSON data that does not parse',
-      method: 'POST',
-      headers: {
-        'ce-id': '1',
-        'ce-source': '/s',
-        'ce-type': 't',
-        'ce-specversion': '1.0',
-        'content-type': 'application/json',
-      },
-      body: '{oops',
-      status: 400,
-    },
-    {
-      name: 'a batch',
-      method: 'POST',
-      headers: { 'content-type': 'application/cloudevents-batch+json' },
-      body: '[]',
-      status: 400,
-    },
+  }
+  /** The binary-mode attributes of a CloudEvent. */
+  const ce: Record<string, string> = {
+    'ce-id': '1',
+    'ce-source': '/s',
+    'ce-type': 't',
+    'ce-specversion': '1.0',
+  };
+  const without = (attribute: string) =>
+    Object.fromEntries(Object.entries(ce).filter(([k]) => k !== attribute));
+  /** A POST of `body` with `headers` that the ingress answers 400. */
+  const bad = (name: string, headers: Record<string, string>, body: string): Case => ({
+    name,
+    method: 'POST',
+    headers,
+    body,
+    status: 400,
+  });
+  const cases: Case[] = [
+    bad('binary without ce-type', without('ce-type'), '{}'),
+    bad('binary without ce-source', without('ce-source'), '{}'),
+    bad('no CloudEvent at all', { 'content-type': 'application/json' }, '{"a":1}'),
+    bad(
+      'structured with broken JSON',
+      { 'content-type': 'application/cloudevents+json' },
+      '{"id":',
+    ),
+    bad(
+      'binary JSON data that does not parse',
+      { ...ce, 'content-type': 'application/json' },
+      '{oops',
+    ),
+    bad('a batch', { 'content-type': 'application/cloudevents-batch+json' }, '[]'),
     { name: 'GET', method: 'GET', headers: {}, status: 405 },
     {
       name: 'another broker path',
       method: 'POST',
       path: '/other/default',
-      headers: { 'ce-id': '1', 'ce-source': '/s', 'ce-type': 't', 'ce-specversion': '1.0' },
+      headers: ce,
       status: 404,
     },
   ];
@@ -269,14 +259,11 @@ describe('Broker delivery', () => {
   it('redelivers on 503 until the subscriber succeeds', async () => {
     const a = await subscriber((n) => ({ status: n <= 2 ? 503 : 200 }));
     const dls = await subscriber();
-    const broker = await startBroker(
-      [trigger('t', { type: 'test.event' }, 'a', { retry: 3, deadLetterSink: { service: 'dls' } })],
-      { a: [a.url], dls: [dls.url] },
-    );
+    const broker = await brokerDeadLettering(a.url, dls.url, 3);
     const ev = event();
     broker.ingest(ev);
     await broker.idle();
-    expect(a.events().map((e) => e.id)).toEqual([ev.id, ev.id, ev.id]);
+    expect(ids(a)).toEqual([ev.id, ev.id, ev.id]);
     expect(broker.deliveriesTo('t').map((d) => [d.attempt, d.status, d.outcome])).toEqual([
       [1, 503, 'retry'],
       [2, 503, 'retry'],
@@ -305,15 +292,7 @@ describe('Broker delivery', () => {
     async ({ status, attempts }) => {
       const a = await subscriber(() => ({ status, body: `failed with ${status}` }));
       const dls = await subscriber();
-      const broker = await startBroker(
-        [
-          trigger('t', { type: 'test.event' }, 'a', {
-            retry: 2,
-            deadLetterSink: { service: 'dls' },
-          }),
-        ],
-        { a: [a.url], dls: [dls.url] },
-      );
+      const broker = await brokerDeadLettering(a.url, dls.url, 2);
       const ev = event();
       broker.ingest(ev);
       await broker.idle();
@@ -417,14 +396,7 @@ describe('Broker delivery', () => {
 describe('Broker replies', () => {
   it('re-ingests a CloudEvent returned in a 2xx response and routes it to every matching Trigger', async () => {
     const replyEvent = event({ type: 'test.reply', source: '/replier', data: { step: 2 } });
-    const replier = await subscriber(() => {
-      const msg = HTTP.binary(replyEvent);
-      return {
-        status: 200,
-        headers: msg.headers as Record<string, string>,
-        body: String(msg.body),
-      };
-    });
+    const replier = await subscriber(() => replyWith(replyEvent));
     const sink = await subscriber();
     const broker = await startBroker(
       [
@@ -433,9 +405,9 @@ describe('Broker replies', () => {
       ],
       { replier: [replier.url], sink: [sink.url] },
     );
-    expect(await postBinary(broker.ingressUrl, event())).toBe(202);
+    expect(await post('binary', broker.ingressUrl, event())).toBe(202);
     await broker.idle();
-    expect(sink.events().map((e) => e.id)).toEqual([replyEvent.id]);
+    expect(ids(sink)).toEqual([replyEvent.id]);
     expect(sink.events()[0]?.data).toEqual({ step: 2 });
     expect(broker.stats.replies).toBe(1);
     expect(broker.ingested.map((r) => r.origin)).toEqual(['ingress', 'reply']);
@@ -457,14 +429,7 @@ describe('Broker replies', () => {
 
   it('ends a reply loop when the broker TTL runs out', async () => {
     // The subscriber answers every event with a new event its own Trigger matches.
-    const looper = await subscriber((n) => {
-      const msg = HTTP.binary(event({ id: `loop-${n}` }));
-      return {
-        status: 200,
-        headers: msg.headers as Record<string, string>,
-        body: String(msg.body),
-      };
-    });
+    const looper = await subscriber((n) => replyWith(event({ id: `loop-${n}` })));
     const broker = await startBroker(
       [trigger('t', { type: 'test.event' }, 'looper')],
       { looper: [looper.url] },
@@ -492,7 +457,7 @@ describe('Broker idle()', () => {
   it('waits for slow deliveries and their retries', async () => {
     const a = await subscriber((n) => ({ status: n === 1 ? 503 : 200, delayMs: 120 }));
     const broker = await brokerTo(a.url, { retry: 1 });
-    expect(await postBinary(broker.ingressUrl, event())).toBe(202);
+    expect(await post('binary', broker.ingressUrl, event())).toBe(202);
     const t0 = Date.now();
     await broker.idle();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(200);

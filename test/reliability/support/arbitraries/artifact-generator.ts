@@ -16,6 +16,7 @@ import {
   anyJson,
   fromEntries,
   generationValue,
+  orWrongType,
   invalidName,
   nameField,
   namespaceField,
@@ -67,28 +68,25 @@ const messageValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 function condition(t0: number): fc.Arbitrary<unknown> {
-  return fc.oneof(
-    {
-      weight: 12,
-      arbitrary: fc.record(
-        {
-          type: fc.oneof(
-            { weight: 6, arbitrary: fc.constantFrom('Ready', 'Reconciling', 'Stalled') },
-            { weight: 1, arbitrary: fc.oneof(fc.string({ maxLength: 10 }), wrongType) },
-          ),
-          status: fc.oneof(
-            { weight: 6, arbitrary: fc.constantFrom('True', 'False', 'Unknown') },
-            { weight: 1, arbitrary: fc.oneof(fc.constantFrom('true', 'unknown', ''), wrongType) },
-          ),
-          reason: reasonValue,
-          message: messageValue,
-          lastTransitionTime: timeValue(t0),
-          observedGeneration: generationValue,
-        },
-        { requiredKeys: [] },
-      ),
-    },
-    { weight: 1, arbitrary: wrongType },
+  return orWrongType(
+    12,
+    fc.record(
+      {
+        type: fc.oneof(
+          { weight: 6, arbitrary: fc.constantFrom('Ready', 'Reconciling', 'Stalled') },
+          { weight: 1, arbitrary: fc.oneof(fc.string({ maxLength: 10 }), wrongType) },
+        ),
+        status: fc.oneof(
+          { weight: 6, arbitrary: fc.constantFrom('True', 'False', 'Unknown') },
+          { weight: 1, arbitrary: fc.oneof(fc.constantFrom('true', 'unknown', ''), wrongType) },
+        ),
+        reason: reasonValue,
+        message: messageValue,
+        lastTransitionTime: timeValue(t0),
+        observedGeneration: generationValue,
+      },
+      { requiredKeys: [] },
+    ),
   );
 }
 
@@ -210,21 +208,18 @@ function annotations(t0: number): fc.Arbitrary<unknown> {
   );
 }
 
-const ownerReference: fc.Arbitrary<unknown> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc.record(
-      {
-        apiVersion: fc.oneof(fc.constant(PS_API_VERSION), fc.string({ maxLength: 10 }), wrongType),
-        kind: fc.oneof(fc.constant(PS_KIND), fc.string({ maxLength: 10 }), wrongType),
-        name: nameField,
-        uid: fc.oneof(fc.uuid(), wrongType),
-        controller: fc.oneof(fc.boolean(), wrongType),
-      },
-      { requiredKeys: [] },
-    ),
-  },
-  { weight: 1, arbitrary: wrongType },
+const ownerReference: fc.Arbitrary<unknown> = orWrongType(
+  6,
+  fc.record(
+    {
+      apiVersion: fc.oneof(fc.constant(PS_API_VERSION), fc.string({ maxLength: 10 }), wrongType),
+      kind: fc.oneof(fc.constant(PS_KIND), fc.string({ maxLength: 10 }), wrongType),
+      name: nameField,
+      uid: fc.oneof(fc.uuid(), wrongType),
+      controller: fc.oneof(fc.boolean(), wrongType),
+    },
+    { requiredKeys: [] },
+  ),
 );
 
 const ownerReferences: fc.Arbitrary<unknown> = fc.oneof(
@@ -274,25 +269,22 @@ function metadata(t0: number): fc.Arbitrary<unknown> {
 }
 
 function status(t0: number): fc.Arbitrary<unknown> {
-  return fc.oneof(
-    {
-      weight: 10,
-      arbitrary: fc.record(
-        {
-          conditions: conditions(t0),
-          inventory,
-          observedSourcesDigest: fc.oneof(
-            fc.constant('sha256:fedc'),
-            fc.constant(''),
-            fc.string({ maxLength: 10 }),
-            wrongType,
-          ),
-          lastHandledReconcileAt: fc.oneof(timeValue(t0), wrongType),
-        },
-        { requiredKeys: [] },
-      ),
-    },
-    { weight: 1, arbitrary: wrongType },
+  return orWrongType(
+    10,
+    fc.record(
+      {
+        conditions: conditions(t0),
+        inventory,
+        observedSourcesDigest: fc.oneof(
+          fc.constant('sha256:fedc'),
+          fc.constant(''),
+          fc.string({ maxLength: 10 }),
+          wrongType,
+        ),
+        lastHandledReconcileAt: fc.oneof(timeValue(t0), wrongType),
+      },
+      { requiredKeys: [] },
+    ),
   );
 }
 

@@ -42,6 +42,10 @@ export const wrongType: fc.Arbitrary<unknown> = fc.oneof(
   fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { maxKeys: 3 }),
 );
 
+/** `valid` `weight` times in `weight + 1`, else a value of the wrong type (wrongType). */
+export const orWrongType = (weight: number, valid: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> =>
+  fc.oneof({ weight, arbitrary: valid }, { weight: 1, arbitrary: wrongType });
+
 const nameBody = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?$/);
 
 /** A valid namespace that no test ever creates objects in: `fz` + a DNS label. */
