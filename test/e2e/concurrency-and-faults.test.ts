@@ -22,16 +22,18 @@ import {
   type System,
 } from './scenario-kit.js';
 
+/** `clientTag`'s patches of `resource` (its main resource when `subresource` is ''). */
+const patchesBy = (clientTag: string, resource: string, subresource: string): CallMatch => ({
+  clientTag,
+  verb: 'patch',
+  resource,
+  subresource,
+});
+
 /** Successful marker writes (Ready=False/SourceWatcherRecoveryForced) on one AG, from the proxy. */
 function markerWrites(system: System, pair: Pair): number {
   return system.proxy
-    .callsMatching({
-      clientTag: 'force-drift',
-      verb: 'patch',
-      resource: 'artifactgenerators',
-      subresource: 'status',
-      name: pair.name,
-    })
+    .callsMatching({ ...patchesBy('force-drift', 'artifactgenerators', 'status'), name: pair.name })
     .filter((c) => c.status !== undefined && c.status >= 200 && c.status < 300).length;
 }
 
@@ -94,33 +96,9 @@ describe('e2e: replicas and duplicated, reordered delivery', () => {
 });
 
 const WRITES: [string, CallMatch][] = [
-  [
-    'AG annotations patch',
-    {
-      clientTag: 'force-drift',
-      verb: 'patch',
-      resource: 'artifactgenerators',
-      subresource: '',
-    },
-  ],
-  [
-    'AG status patch',
-    {
-      clientTag: 'force-drift',
-      verb: 'patch',
-      resource: 'artifactgenerators',
-      subresource: 'status',
-    },
-  ],
-  [
-    'PackageSource status patch',
-    {
-      clientTag: 'surface-stalled',
-      verb: 'patch',
-      resource: 'packagesources',
-      subresource: 'status',
-    },
-  ],
+  ['AG annotations patch', patchesBy('force-drift', 'artifactgenerators', '')],
+  ['AG status patch', patchesBy('force-drift', 'artifactgenerators', 'status')],
+  ['PackageSource status patch', patchesBy('surface-stalled', 'packagesources', 'status')],
   [
     'PingSource writes',
     { clientTag: 'detect', resource: 'pingsources', verb: ['create', 'patch', 'delete'] },

@@ -5,13 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../harness/virtual-clock.js';
 import { createSourceWatcherSim } from '../harness/source-watcher-sim/index.js';
 import { deleteAg } from '../harness/system/world.js';
-import {
-  AG_VERSION,
-  MERGE_PATCH,
-  createOwnedPair,
-  customObjects,
-  uniqueName,
-} from '../support/apiserver.js';
+import { MERGE_PATCH, createOwnedPair, customObjects, uniqueName } from '../support/apiserver.js';
+import { AG_RESOURCE } from '../harness/knative/index.js';
 import {
   AG_NAMESPACE,
   ATTEMPTS,
@@ -52,9 +47,7 @@ describe('e2e: disruptions during recovery', () => {
     expect(before?.metadata.annotations?.[ATTEMPTS]).toBe('1');
     await customObjects(kc).patchNamespacedCustomObject(
       {
-        group: 'source.extensions.fluxcd.io',
-        version: AG_VERSION,
-        plural: 'artifactgenerators',
+        ...AG_RESOURCE,
         ...pair.ref,
         body: {
           spec: {

@@ -7,6 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { ACTION_FORCE } from '../../shared/core/events.js';
 import { MERGE_PATCH } from '../support/apiserver.js';
+import { AG_RESOURCE } from '../harness/knative/index.js';
 import { CLIENTS } from '../support/rbac-calls.js';
 import {
   MINUTE,
@@ -31,9 +32,7 @@ describe('e2e: observe mode under the observe overlay RBAC', () => {
     const refused = await asForceDrift
       .patchNamespacedCustomObject(
         {
-          group: 'source.extensions.fluxcd.io',
-          version: 'v1beta1',
-          plural: 'artifactgenerators',
+          ...AG_RESOURCE,
           ...healthy.ref,
           body: { metadata: { annotations: { probe: 'x' } } },
         },

@@ -23,6 +23,7 @@ import {
   startSystem,
   uniqueStormPrefix,
   wallClock,
+  type System,
 } from './scenario-kit.js';
 import {
   medianOrNull,
@@ -51,33 +52,32 @@ const BUDGET_MS = 15 * MINUTE;
 /** Long enough past the budget to see a late outcome instead of a time-out. */
 const RUN_MS = 24 * MINUTE;
 
+/** The system both runs use: the Broker retrying on the virtual clock. */
+const startFleetSystem = () =>
+  startSystem({
+    sourceWatcher: { concurrency: CONCURRENCY },
+    broker: { retryOn: 'clock', defaultTimeoutMs: STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS },
+    env: STORM_VIRTUAL_CLOCK_ENV,
+  });
+/** The fleet (its names prefixed `prefix`) created on `system` and run through the storm window. */
+const runFleet = (system: System, prefix: string) =>
+  runStormFleet(
+    system,
+    { ...FLEET, prefix: uniqueStormPrefix(prefix) },
+    { windowMs: STORM_DURATION_MS, runMs: RUN_MS },
+  );
+
 describe('e2e: recovery under the first-install storm', () => {
   it(`${FLEET.pairs} pairs at once, ${FLEET.once + FLEET.twice + FLEET.always} losing their Ready write, 8-minute storm`, async () => {
     const wall = wallClock();
-    const calm = await startSystem({
-      sourceWatcher: { concurrency: CONCURRENCY },
-      broker: { retryOn: 'clock', defaultTimeoutMs: STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS },
-      env: STORM_VIRTUAL_CLOCK_ENV,
-    });
-    const baseline = await runStormFleet(
-      calm,
-      { ...FLEET, prefix: uniqueStormPrefix('sb') },
-      { windowMs: STORM_DURATION_MS, runMs: RUN_MS },
-    );
+    const calm = await startFleetSystem();
+    const baseline = await runFleet(calm, 'sb');
     await calm.stop();
     const calmWall = wall();
 
-    const system = await startSystem({
-      sourceWatcher: { concurrency: CONCURRENCY },
-      broker: { retryOn: 'clock', defaultTimeoutMs: STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS },
-      env: STORM_VIRTUAL_CLOCK_ENV,
-    });
+    const system = await startFleetSystem();
     const storm = system.startStorm({ seed: SEED });
-    const { figures: f } = await runStormFleet(
-      system,
-      { ...FLEET, prefix: uniqueStormPrefix('ss') },
-      { windowMs: STORM_DURATION_MS, runMs: RUN_MS },
-    );
+    const { figures: f } = await runFleet(system, 'ss');
 
     const ratio = f.functionRequestsPerSecond / baseline.figures.functionRequestsPerSecond;
     report('storm', {
@@ -144,13 +144,11 @@ describe('e2e: recovery under the first-install storm', () => {
   }, 600_000);
 });
 
-type StartedSystem = Awaited<ReturnType<typeof startSystem>>;
-
 /**
  * With STORM_TIMELINE=1: every delivery attempt by subscriber, event type and answer, and how many
  * copies of each action event (by AG, attempt and resourceVersion) reached the Broker.
  */
-function printDeliveries(name: string, s: StartedSystem): void {
+function printDeliveries(name: string, s: System): void {
   const byAnswer: Record<string, number> = {};
   for (const d of s.knative.broker.deliveries) {
     const key = `${d.subscriber} ${d.event.type.split('.').pop() ?? ''} ${d.status ?? 'error'}`;

@@ -11,7 +11,14 @@ import { isKubeError } from '../../shared/kube/errors.js';
 import type { KubePort, ListOptions } from '../../shared/kube/port.js';
 import { createTransport } from '../../shared/kube/transport.js';
 import { AG_RESOURCE as AG } from '../harness/knative/index.js';
-import { ensureNamespace, MERGE_PATCH, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import {
+  ensureNamespace,
+  makeArtifactGenerator,
+  makePackageSource,
+  MERGE_PATCH,
+  testKubeConfig,
+  uniqueName,
+} from '../support/apiserver.js';
 import { failureOf } from '../support/kube-failure.js';
 import { pool } from '../support/raw-kube.js';
 
@@ -21,26 +28,13 @@ const kubeConfig = testKubeConfig();
 const raw = kubeConfig.makeApiClient(CustomObjectsApi);
 const kube = createKubeClient({ kubeConfig, fieldManager: 'adapter-read-test' });
 
+/** An AG from support/apiserver's builder, `meta` added to its metadata. */
 function agBody(namespace: string, name: string, meta: Record<string, unknown> = {}): object {
-  return {
-    apiVersion: `${AG.group}/${AG.version}`,
-    kind: 'ArtifactGenerator',
-    metadata: { name, namespace, ...meta },
-    spec: {
-      sources: [{ alias: 'src', kind: 'GitRepository', name: 'repo' }],
-      artifacts: [{ name: `${name}-art`, copy: [{ from: '@src/**', to: '@artifact/' }] }],
-    },
-  };
+  const ag = makeArtifactGenerator({ namespace, name });
+  return { ...ag, metadata: { ...ag.metadata, ...meta } };
 }
 
-function psBody(name: string): object {
-  return {
-    apiVersion: `${PS.group}/${PS.version}`,
-    kind: 'PackageSource',
-    metadata: { name },
-    spec: {},
-  };
-}
+const psBody = (name: string) => makePackageSource({ name, spec: {} });
 
 async function readAll(opts: ListOptions): Promise<{ items: ArtifactGenerator[]; pages: number }> {
   const items: ArtifactGenerator[] = [];

@@ -265,40 +265,37 @@ describe('the wire format of every call', () => {
   const MERGE = 'application/merge-patch+json';
   const fm = { fieldManager: FIELD_MANAGER };
   const cond = [{ type: 'Ready', status: 'True', reason: 'Succeeded' }];
-  const table: [
-    string,
-    (k: KubePort) => Promise<unknown>,
-    Omit<Seen, 'body'> & { body?: unknown },
-  ][] = [
+  type Expected = Omit<Seen, 'body'> & { body?: unknown };
+  /** A GET of `path` with `query`, no body. */
+  const get = (path: string, query: Record<string, string> = {}): Expected => ({
+    method: 'GET',
+    path,
+    query,
+    contentType: undefined,
+  });
+  /** A merge patch of `path` with `body`, as the field manager. */
+  const merge = (path: string, body: unknown): Expected => ({
+    method: 'PATCH',
+    path,
+    query: fm,
+    contentType: MERGE,
+    body,
+  });
+  const table: [string, (k: KubePort) => Promise<unknown>, Expected][] = [
     [
       'live get',
       (k) => k.getArtifactGenerator(ref),
-      {
-        method: 'GET',
-        path: `${AGS}/namespaces/ns1/artifactgenerators/ag1`,
-        query: {},
-        contentType: undefined,
-      },
+      get(`${AGS}/namespaces/ns1/artifactgenerators/ag1`),
     ],
     [
       'cached get',
       (k) => k.getPackageSource('ps1', { cached: true }),
-      {
-        method: 'GET',
-        path: `${PSS}/ps1`,
-        query: { resourceVersion: '0' },
-        contentType: undefined,
-      },
+      get(`${PSS}/ps1`, { resourceVersion: '0' }),
     ],
     [
       'cached first page across namespaces',
       (k) => k.listArtifactGenerators({ cached: true }),
-      {
-        method: 'GET',
-        path: `${AGS}/artifactgenerators`,
-        query: { limit: '500', resourceVersion: '0' },
-        contentType: undefined,
-      },
+      get(`${AGS}/artifactgenerators`, { limit: '500', resourceVersion: '0' }),
     ],
     [
       'cached next page: the continue token replaces resourceVersion',
@@ -309,46 +306,28 @@ describe('the wire format of every call', () => {
           limit: 7,
           continueToken: 'abc',
         }),
-      {
-        method: 'GET',
-        path: `${AGS}/namespaces/ns2/artifactgenerators`,
-        query: { limit: '7', continue: 'abc' },
-        contentType: undefined,
-      },
+      get(`${AGS}/namespaces/ns2/artifactgenerators`, { limit: '7', continue: 'abc' }),
     ],
     [
       'annotations with a precondition',
       (k) =>
         k.patchArtifactGeneratorAnnotations(ref, { a: '1', b: null }, { resourceVersion: '42' }),
-      {
-        method: 'PATCH',
-        path: `${AGS}/namespaces/ns1/artifactgenerators/ag1`,
-        query: fm,
-        contentType: MERGE,
-        body: { metadata: { annotations: { a: '1', b: null }, resourceVersion: '42' } },
-      },
+      merge(`${AGS}/namespaces/ns1/artifactgenerators/ag1`, {
+        metadata: { annotations: { a: '1', b: null }, resourceVersion: '42' },
+      }),
     ],
     [
       'AG conditions with a precondition',
       (k) => k.patchArtifactGeneratorConditions(ref, cond, { resourceVersion: '43' }),
-      {
-        method: 'PATCH',
-        path: `${AGS}/namespaces/ns1/artifactgenerators/ag1/status`,
-        query: fm,
-        contentType: MERGE,
-        body: { metadata: { resourceVersion: '43' }, status: { conditions: cond } },
-      },
+      merge(`${AGS}/namespaces/ns1/artifactgenerators/ag1/status`, {
+        metadata: { resourceVersion: '43' },
+        status: { conditions: cond },
+      }),
     ],
     [
       'PackageSource conditions without a precondition',
       (k) => k.patchPackageSourceConditions('ps1', cond),
-      {
-        method: 'PATCH',
-        path: `${PSS}/ps1/status`,
-        query: fm,
-        contentType: MERGE,
-        body: { status: { conditions: cond } },
-      },
+      merge(`${PSS}/ps1/status`, { status: { conditions: cond } }),
     ],
     [
       'PingSource create',
@@ -376,16 +355,10 @@ describe('the wire format of every call', () => {
           { metadata: { labels: { a: 'b' } }, spec: { schedule: '1 * * * *' } },
           { resourceVersion: '44' },
         ),
-      {
-        method: 'PATCH',
-        path: `${PINGS}/p1`,
-        query: fm,
-        contentType: MERGE,
-        body: {
-          metadata: { labels: { a: 'b' }, resourceVersion: '44' },
-          spec: { schedule: '1 * * * *' },
-        },
-      },
+      merge(`${PINGS}/p1`, {
+        metadata: { labels: { a: 'b' }, resourceVersion: '44' },
+        spec: { schedule: '1 * * * *' },
+      }),
     ],
     [
       'PingSource delete with a precondition',

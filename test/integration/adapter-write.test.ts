@@ -9,7 +9,16 @@ import { createKubeClient } from '../../shared/kube/client.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { KubePort, PingSource, WriteOptions } from '../../shared/kube/port.js';
 import { AG_RESOURCE as AG } from '../harness/knative/index.js';
-import { ensureNamespace, MERGE_PATCH, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import {
+  agRefOf,
+  createArtifactGenerator,
+  createPackageSource,
+  makeArtifactGenerator,
+  makePackageSource,
+  MERGE_PATCH,
+  testKubeConfig,
+  uniqueName,
+} from '../support/apiserver.js';
 import { failureOf } from '../support/kube-failure.js';
 
 const PS = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' };
@@ -32,23 +41,9 @@ interface Obj {
   status?: Record<string, unknown>;
 }
 
-async function createAg(annotations: Record<string, string> = {}): Promise<AgRef> {
-  const name = uniqueName('ag');
-  await ensureNamespace(namespace);
-  await raw.createNamespacedCustomObject({
-    ...AG,
-    namespace,
-    body: {
-      apiVersion: `${AG.group}/${AG.version}`,
-      kind: 'ArtifactGenerator',
-      metadata: { name, namespace, annotations },
-      spec: {
-        sources: [{ alias: 'src', kind: 'GitRepository', name: 'repo' }],
-        artifacts: [{ name: 'art', copy: [{ from: '@src/**', to: '@artifact/' }] }],
-      },
-    },
-  });
-  return { namespace, name };
+async function createAg(annotations?: Record<string, string>): Promise<AgRef> {
+  const ag = makeArtifactGenerator({ namespace, ...(annotations && { annotations }) });
+  return agRefOf(await createArtifactGenerator(ag, kubeConfig));
 }
 
 async function readAg(ref: AgRef): Promise<Obj> {
@@ -56,17 +51,8 @@ async function readAg(ref: AgRef): Promise<Obj> {
 }
 
 async function createPs(): Promise<string> {
-  const name = uniqueName('ps');
-  await raw.createClusterCustomObject({
-    ...PS,
-    body: {
-      apiVersion: `${PS.group}/${PS.version}`,
-      kind: 'PackageSource',
-      metadata: { name },
-      spec: {},
-    },
-  });
-  return name;
+  const ps = await createPackageSource(makePackageSource({ spec: {} }), kubeConfig);
+  return ps.metadata?.name ?? '';
 }
 
 async function readPs(name: string): Promise<Obj> {

@@ -22,7 +22,16 @@ import {
   startEventRecorder,
 } from '../harness/knative/index.js';
 import type { AnyEvent, EventRecorder, KnativeEmulation } from '../harness/knative/index.js';
-import { ensureNamespace, MERGE_PATCH, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import {
+  createArtifactGenerator,
+  ensureNamespace,
+  getArtifactGenerator,
+  makeArtifactGenerator,
+  MERGE_PATCH,
+  testKubeConfig,
+  uniqueName,
+} from '../support/apiserver.js';
+import { deleteSimAgs } from './sim-world.js';
 
 const kubeConfig = testKubeConfig();
 const raw = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -36,36 +45,9 @@ type Obj = { metadata: { name: string; namespace: string; resourceVersion: strin
   unknown
 >;
 
-function agBody(name: string): Record<string, unknown> {
-  return {
-    apiVersion: 'source.extensions.fluxcd.io/v1beta1',
-    kind: 'ArtifactGenerator',
-    metadata: { name },
-    spec: {
-      sources: [{ alias: 'repo', kind: 'GitRepository', name: 'platform' }],
-      artifacts: [{ name: name, copy: [{ from: '@repo/charts/**', to: '@artifact/' }] }],
-    },
-  };
-}
-
-async function createAg(namespace: string, name: string): Promise<Obj> {
-  return (await raw.createNamespacedCustomObject({
-    ...AG,
-    namespace,
-    body: agBody(name),
-  })) as Obj;
-}
-
-async function deleteAllAgs(namespace: string): Promise<void> {
-  const list = (await raw.listNamespacedCustomObject({ ...AG, namespace })) as { items: Obj[] };
-  for (const ag of list.items) {
-    await raw.deleteNamespacedCustomObject({ ...AG, namespace, name: ag.metadata.name });
-  }
-}
-
-async function getAg(namespace: string, name: string): Promise<Obj> {
-  return (await raw.getNamespacedCustomObject({ ...AG, namespace, name })) as Obj;
-}
+/** The AG `name` in `namespace`, as the control plane's door makes it. */
+const createAg = (namespace: string, name: string) =>
+  createArtifactGenerator(makeArtifactGenerator({ namespace, name }), kubeConfig);
 
 function pingBody(name: string, schedule: string): PingSource {
   return {
@@ -118,7 +100,7 @@ describe('ApiServerSource emulation (Resource mode, real watch)', () => {
     await source?.stop();
     source = undefined;
     await sink.close();
-    await deleteAllAgs(namespace);
+    await deleteSimAgs(namespace);
   });
 
   async function settle(): Promise<void> {
@@ -154,7 +136,7 @@ describe('ApiServerSource emulation (Resource mode, real watch)', () => {
     expect(ev?.id).toMatch(UUID);
     // The whole object, exactly as the API server stored it.
     expect(ev?.data).toEqual(created);
-    expect(ev?.data).toEqual(await getAg(namespace, 'after'));
+    expect(ev?.data).toEqual(await getArtifactGenerator({ namespace, name: 'after' }, kubeConfig));
     // Sent in binary mode.
     const req = sink.requests.find((r) => r.event?.id === ev?.id);
     expect(req?.headers['ce-type']).toBe(APISERVER_ADD);
@@ -359,7 +341,7 @@ describe('createKnativeEmulation: sources routed by the Triggers in knative/', (
     await deletePing(RECOVERY_NS, 'recovery-alarm').catch((e: unknown) => {
       if ((e as { code?: number }).code !== 404) throw e;
     });
-    await deleteAllAgs(namespace);
+    await deleteSimAgs(namespace);
   });
 
   const typesAt = (service: string, ns?: string): string[] =>

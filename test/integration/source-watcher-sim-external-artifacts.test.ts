@@ -193,21 +193,9 @@ describe('source-watcher simulator: ExternalArtifacts', () => {
     const { name, uid } = await createAg(['alpha']);
     const before = digests(await listEas(uid));
     // Server-side apply by a manager that then gives the field up: no owner but the value stays.
-    await raw.patchNamespacedCustomObjectStatus(
-      {
-        ...EA,
-        namespace,
-        name: 'alpha',
-        fieldManager: 'kubectl-patch',
-        body: {
-          status: {
-            artifact: {
-              digest: 'sha256:1111111111111111111111111111111111111111111111111111111111111111',
-            },
-          },
-        },
-      },
-      mergePatch,
+    await patchDigestAsKubectl(
+      'alpha',
+      'sha256:1111111111111111111111111111111111111111111111111111111111111111',
     );
     const current = (await raw.getNamespacedCustomObject({
       ...EA,

@@ -39,10 +39,15 @@ afterEach(async () => {
   await deleteSimAgs(namespace);
 });
 
-async function createAg(artifacts = ['alpha', 'beta']): Promise<Ref & { rv: string }> {
-  const name = uniqueName('ag');
-  const created = await createSimAg(namespace, name, artifacts);
-  return { namespace, name, rv: created.metadata.resourceVersion ?? '' };
+/** A new AG, `before` (a fault knob) set on its ref before source-watcher sees it. */
+async function createAg(
+  artifacts = ['alpha', 'beta'],
+  before?: (ref: Ref) => void,
+): Promise<Ref & { rv: string }> {
+  const ref = { namespace, name: uniqueName('ag') };
+  before?.(ref);
+  const created = await createSimAg(namespace, ref.name, artifacts);
+  return { ...ref, rv: created.metadata.resourceVersion ?? '' };
 }
 
 async function readAg(ref: Ref): Promise<SimAg> {
@@ -152,10 +157,8 @@ describe('source-watcher simulator: the lost conditions write (fluxcd/pkg#934)',
       inject: (s: SourceWatcherSim) => s.setConditionsLossProbability(1),
     },
   ])('$name leaves inventory + digest with Ready Unknown/Progressing', async ({ inject }) => {
-    const ref = { namespace, name: uniqueName('ag') };
-    inject(sim, ref);
-    const created = await createSimAg(namespace, ref.name, ['alpha']);
-    await afterWrite(created.metadata.resourceVersion ?? '');
+    const ref = await createAg(['alpha'], (r) => inject(sim, r));
+    await afterWrite(ref.rv);
 
     const ag = await readAg(ref);
     expect(ag.status?.inventory).toHaveLength(1);
@@ -173,10 +176,8 @@ describe('source-watcher simulator: the lost conditions write (fluxcd/pkg#934)',
   });
 
   it('is never healed by source-watcher alone; Ready=False + requestedAt is what makes it rebuild', async () => {
-    const ref = { namespace, name: uniqueName('ag') };
-    sim.loseConditionsWrite(ref);
-    const created = await createSimAg(namespace, ref.name, ['alpha', 'beta']);
-    await afterWrite(created.metadata.resourceVersion ?? '');
+    const ref = await createAg(['alpha', 'beta'], (r) => sim.loseConditionsWrite(r));
+    await afterWrite(ref.rv);
     const stuckReady = cond(await readAg(ref), 'Ready');
     expect(stuckReady?.status).toBe('Unknown');
     const reconciles = (): number => sim.reconcilesOf(ref).length;
@@ -344,10 +345,8 @@ describe('source-watcher simulator: failures', () => {
       windowMs: 3_000,
     },
   ])('$name -> Ready=False $reason', async ({ knob, reason, message, windowMs }) => {
-    const ref = { namespace, name: uniqueName('ag') };
-    knob(sim, ref);
-    const created = await createSimAg(namespace, ref.name, ['alpha']);
-    await afterWrite(created.metadata.resourceVersion ?? '', windowMs);
+    const ref = await createAg(['alpha'], (r) => knob(sim, r));
+    await afterWrite(ref.rv, windowMs);
     await sim.idle();
     const ag = await readAg(ref);
     expect(cond(ag, 'Ready')).toMatchObject({
@@ -360,11 +359,9 @@ describe('source-watcher simulator: failures', () => {
   });
 
   it('a missing source is retried every 5 s and recovers when the source appears', async () => {
-    const ref = { namespace, name: uniqueName('ag') };
-    sim.setSourceMissing(ref, true);
-    const created = await createSimAg(namespace, ref.name, ['alpha']);
+    const ref = await createAg(['alpha'], (r) => sim.setSourceMissing(r, true));
     // 0 s finalizer, 0.001 s and 5.001 s source fetch failures.
-    await afterWrite(created.metadata.resourceVersion ?? '', 6_000);
+    await afterWrite(ref.rv, 6_000);
     expect(outcomes(ref)).toEqual(['FinalizerAdded', 'SourceFetchFailed', 'SourceFetchFailed']);
     sim.setSourceMissing(ref, false);
     await clock.advance(SETTLE_WINDOW_MS);

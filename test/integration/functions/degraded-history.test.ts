@@ -11,7 +11,6 @@ import {
   readyOf,
   type ActionData,
 } from '../../../shared/core/index.js';
-import type { Logger } from '../../../shared/runtime/logger.js';
 import { agRefOf, getArtifactGenerator } from '../../support/apiserver.js';
 import {
   createAgWithStatus,
@@ -27,9 +26,7 @@ import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 
 const { T0, kc, suite, ...file } = functionFile('degraded');
 const GRACE_MS = 30_000; // testConfig's time rule
-const { startDetect } = suite;
-const startForceDrift = (clock: SettableClock, logger?: Logger) =>
-  suite.startForceDrift(clock, logger !== undefined ? { logger } : {});
+const { startDetect, startForceDrift } = suite;
 
 afterAll(() => deleteAlarm(kc));
 beforeEach(async () => {

@@ -101,18 +101,34 @@ describe('force-drift: force', () => {
     },
   );
 
-  it('does nothing inside the backoff window (duplicate or late event)', async () => {
-    const clock = new SettableClock(T0 + 100_000);
-    const fd = await startForceDrift(clock);
+  // An AG forced `attempts` times, the last at `last` (Ready False/Forced since): force-drift at
+  // `now` answers `result` and writes nothing.
+  it.each([
+    [
+      'does nothing inside the backoff window (duplicate or late event)',
+      100_000,
+      1,
+      90_000,
+      'waiting',
+    ],
+    [
+      "writes nothing after the last attempt (give-up is surface-stalled's)",
+      300_000,
+      5,
+      0,
+      'given-up',
+    ],
+  ])('%s', async (_name, now, attempts, lastOffset, result) => {
+    const last = T0 + lastOffset;
+    const fd = await startForceDrift(new SettableClock(T0 + now));
     const ag = await createAgWithStatus(
       kc,
-      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0 + 90_000)] },
-      {
-        annotations: trackingAnnotations(1, T0 + 90_000),
-      },
+      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, last)] },
+      { annotations: trackingAnnotations(attempts, last) },
     );
-    const answer = await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 1));
-    expect(answer).toMatchObject({ status: 200, body: { result: 'waiting' } });
+    const answer = await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, attempts));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ result });
     await expectUnwritten(ag);
   });
 
@@ -126,21 +142,6 @@ describe('force-drift: force', () => {
     expect(await forceBody(fd, ag, 1)).toEqual({ result: 'forced' });
     const after = await getArtifactGenerator(agRefOf(ag), kc);
     expect(annotations(after)[ANNOTATION_ATTEMPTS]).toBe('2');
-  });
-
-  it("writes nothing after the last attempt (give-up is surface-stalled's)", async () => {
-    const last = T0;
-    const clock = new SettableClock(last + 5 * 60_000);
-    const fd = await startForceDrift(clock);
-    const ag = await createAgWithStatus(
-      kc,
-      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, last)] },
-      {
-        annotations: trackingAnnotations(5, last),
-      },
-    );
-    expect(await forceBody(fd, ag, 5)).toEqual({ result: 'given-up' });
-    await expectUnwritten(ag);
   });
 
   it('treats garbage tracking annotations per the codec (attempts read as 0: first force)', async () => {
@@ -325,38 +326,21 @@ describe('force-drift: clear tracking', () => {
 });
 
 describe('force-drift: bad input', () => {
+  /** A force's data, well-formed but for `over` (a key set to undefined is left out of the JSON). */
+  const forceData = (over: object) => ({
+    namespace: 'cozy-system',
+    resourceVersion: '1',
+    attempts: 0,
+    decidedAt: '2026-01-01T00:00:00Z',
+    ...over,
+  });
+
   it.each([
     ['no data', undefined],
     ['a string', 'force!'],
-    [
-      'missing name',
-      {
-        namespace: 'cozy-system',
-        resourceVersion: '1',
-        attempts: 0,
-        decidedAt: '2026-01-01T00:00:00Z',
-      },
-    ],
-    [
-      'an invalid name',
-      {
-        namespace: 'cozy-system',
-        name: 'Not_A_Name',
-        resourceVersion: '1',
-        attempts: 0,
-        decidedAt: '2026-01-01T00:00:00Z',
-      },
-    ],
-    [
-      'negative attempts',
-      {
-        namespace: 'cozy-system',
-        name: 'x',
-        resourceVersion: '1',
-        attempts: -1,
-        decidedAt: '2026-01-01T00:00:00Z',
-      },
-    ],
+    ['missing name', forceData({ name: undefined })],
+    ['an invalid name', forceData({ name: 'Not_A_Name' })],
+    ['negative attempts', forceData({ name: 'x', attempts: -1 })],
   ])('answers 400 for %s, with no API call', async (_name, data) => {
     const fd = await startForceDrift(new SettableClock(T0));
     suite.proxy.clearCalls();

@@ -2,7 +2,7 @@
 // API server: force-drift and surface-stalled run as their own ServiceAccounts, so a missing RBAC
 // rule fails here as a missing Event.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ACTION_CLEAR_TRACKING,
   ACTION_FORCE,
@@ -23,12 +23,11 @@ import {
   makeArtifactGenerator,
   makePackageSource,
   PACKAGESOURCE_LABEL,
-  testKubeConfig,
   uniqueName,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
-import { SettableClock, startFunction } from '../../harness/functions.js';
+import { SettableClock } from '../../harness/functions.js';
 import {
   actionEvent,
   agResourceEvent,
@@ -37,27 +36,20 @@ import {
   type Started,
 } from '../../support/http-events.js';
 import { listEventsAbout, occurrences } from '../../support/kube-events.js';
-import { startKubeProxy } from '../../support/kube-proxy.js';
-import { capturingLogger, trackingAnnotations } from './suite-kit.js';
+import { capturingLogger, functionFile, trackingAnnotations } from './suite-kit.js';
 
-const T0 = Math.floor(Date.now() / 1000) * 1000;
+const { T0, kc, suite } = functionFile('kube-events');
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
-const kc = testKubeConfig();
-const servers: Started[] = [];
 
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-});
-
-async function start(
+/** `fn` on `clock` (its POD_NAME its name unless `env` names another), through the suite's proxy. */
+const start = (
   fn: 'force-drift' | 'surface-stalled',
   clock: SettableClock,
   env: Record<string, string> = {},
-): Promise<Started> {
-  const s = await startFunction({ fn, kubeConfig: kc, clock, env: { POD_NAME: fn, ...env } });
-  servers.push(s);
-  return s;
-}
+): Promise<Started> =>
+  (fn === 'force-drift' ? suite.startForceDrift : suite.startSurfaceStalled)(clock, {
+    env: { POD_NAME: fn, ...env },
+  });
 
 const eventsOf = (ag: ArtifactGenerator) =>
   listEventsAbout(kc, ag.metadata?.namespace ?? '', {
@@ -264,31 +256,25 @@ describe('Events: one per recovery step, on the AG', () => {
 
   it('the verdict Events refused (403): the verdict is written all the same, one warn per request', async () => {
     const clock = new SettableClock(T0 + 250_000);
-    const proxy = await startKubeProxy(kc, { tag: 'events-refused' });
-    try {
-      const { logger, logs } = capturingLogger('surface-stalled');
-      const ss = await startFunction({
-        fn: 'surface-stalled',
-        kubeConfig: proxy.kubeConfig('refused'),
-        clock,
-        env: { POD_NAME: 'surface-stalled' },
-        logger,
+    const { logger, logs } = capturingLogger('surface-stalled');
+    const ss = await suite.startSurfaceStalled(clock, {
+      env: { POD_NAME: 'surface-stalled' },
+      logger,
+    });
+    const refused = (ns?: string) =>
+      suite.proxy.addFault({
+        kind: 'status',
+        status: 403,
+        match: {
+          clientTag: 'surface-stalled',
+          group: 'events.k8s.io',
+          resource: 'events',
+          verb: 'create',
+          ...(ns !== undefined ? { namespace: ns } : {}),
+        },
       });
-      servers.push(ss);
-      const refused = (ns?: string) =>
-        proxy.addFault({
-          kind: 'status',
-          status: 403,
-          match: {
-            clientTag: 'refused',
-            group: 'events.k8s.io',
-            resource: 'events',
-            verb: 'create',
-            ...(ns !== undefined ? { namespace: ns } : {}),
-          },
-        });
-      const refusals = () => logs.find('could not write Kubernetes Event').map((l) => l.level);
-
+    const refusals = () => logs.find('could not write Kubernetes Event').map((l) => l.level);
+    try {
       // Only the PackageSource's Event refused: the AG's is written, one warn naming `default`.
       const onlyPs = refused('default');
       const a = await stalledPair();
@@ -316,7 +302,7 @@ describe('Events: one per recovery step, on the AG', () => {
       expect(refusals().sort()).toEqual(['debug', 'warn']);
       expect(all.applied).toBe(2);
     } finally {
-      await proxy.stop();
+      suite.proxy.clearFaults();
     }
   });
 

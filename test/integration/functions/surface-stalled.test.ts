@@ -9,12 +9,9 @@ import {
   REASON_FORCED,
   REASON_STALLED,
   findCondition,
-  formatTimeNano,
   formatTimeSeconds,
-  type ActionData,
 } from '../../../shared/core/index.js';
 import type {
-  ArtifactGenerator,
   ArtifactGeneratorStatus,
   Condition,
   PackageSource,
@@ -29,7 +26,12 @@ import {
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
-import { cloudEvent, postEvent } from '../../support/http-events.js';
+import {
+  actionEvent,
+  agResourceEvent as agEvent,
+  cloudEvent,
+  postEvent,
+} from '../../support/http-events.js';
 import { functionFile, resyncPing, trackingAnnotations } from './suite-kit.js';
 
 const { T0, kc, suite } = functionFile('surface-stalled');
@@ -80,15 +82,6 @@ async function healthyPairBehindFault(fault: { status: number; verb?: 'patch'; t
     ...(times !== undefined && { times }),
   });
   return { s, name, ag };
-}
-
-function agEvent(ag: ArtifactGenerator) {
-  const ref = agRefOf(ag);
-  return cloudEvent({
-    type: APISERVER_UPDATE,
-    data: ag,
-    extensions: { kind: 'ArtifactGenerator', name: ref.name, namespace: ref.namespace },
-  });
 }
 
 const readyOfPs = (ps: PackageSource): Condition | undefined =>
@@ -148,15 +141,8 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
     const s = await startSurface(new SettableClock(T0 + 250_000));
     const forced = { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] };
     const { name, ag } = await ownedPair(forced, trackingAnnotations(5, T0));
-    const data: ActionData = {
-      ...agRefOf(ag),
-      resourceVersion: ag.metadata?.resourceVersion ?? '',
-      attempts: 5,
-      decidedAt: formatTimeNano(T0),
-    };
-    expect(
-      (await postEvent(s.url, cloudEvent({ type: ACTION_STALLED, data }), 'structured')).body,
-    ).toEqual({ result: 'updated' });
+    const verdict = actionEvent(ACTION_STALLED, ag, 5, T0);
+    expect((await postEvent(s.url, verdict, 'structured')).body).toEqual({ result: 'updated' });
     const r = readyOfPs(await getPackageSource(name, kc));
     expect(r).toMatchObject({ status: 'False', reason: REASON_STALLED });
     expect(r?.message).toContain(`${agRefOf(ag).namespace}/${name}`);
