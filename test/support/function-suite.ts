@@ -26,6 +26,7 @@ export interface FunctionSuite {
   startDetect(clock: SettableClock, opts?: StartOptions): Promise<Started>;
   startForceDrift(clock: SettableClock, opts?: StartOptions): Promise<Started>;
   startSurfaceStalled(clock: SettableClock, opts?: StartOptions): Promise<Started>;
+  startHeal(clock: SettableClock, opts?: StartOptions): Promise<Started>;
 }
 
 /** Registers the file's beforeAll/afterAll and returns its doors. */
@@ -51,7 +52,7 @@ export function functionSuite(tag: string, kc = testKubeConfig()): FunctionSuite
     return s;
   };
   const start = async (
-    fn: 'detect' | 'force-drift' | 'surface-stalled',
+    fn: 'detect' | 'force-drift' | 'surface-stalled' | 'heal-external-artifacts',
     clock: SettableClock,
     opts: StartOptions,
   ): Promise<Started> =>
@@ -76,5 +77,6 @@ export function functionSuite(tag: string, kc = testKubeConfig()): FunctionSuite
     startDetect: (clock, opts = {}) => start('detect', clock, opts),
     startForceDrift: (clock, opts = {}) => start('force-drift', clock, opts),
     startSurfaceStalled: (clock, opts = {}) => start('surface-stalled', clock, opts),
+    startHeal: (clock, opts = {}) => start('heal-external-artifacts', clock, opts),
   };
 }

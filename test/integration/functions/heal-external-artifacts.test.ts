@@ -4,7 +4,7 @@
 // redeliveries, the recovery's AGs, the off switch and observe mode (docs/adr/0038).
 
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ANNOTATION_ATTEMPTS,
   ANNOTATION_REQUESTED_AT,
@@ -24,11 +24,12 @@ import {
   MERGE_PATCH,
   testKubeConfig,
 } from '../../support/apiserver.js';
-import { SettableClock, startFunction } from '../../harness/functions.js';
+import { SettableClock } from '../../harness/functions.js';
 import { AG_RESOURCE as AG, EA_RESOURCE as EA } from '../../harness/knative/index.js';
 import type { CloudEvent } from 'cloudevents';
 import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
-import { startKubeProxy, type KubeProxy } from '../../support/kube-proxy.js';
+import type { KubeProxy } from '../../support/kube-proxy.js';
+import { functionSuite } from '../../support/function-suite.js';
 import { listEventsAbout } from '../../support/kube-events.js';
 
 const NS = 'cozy-system';
@@ -38,23 +39,10 @@ const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const kc = testKubeConfig();
 const raw = customObjects(kc);
 const WRITES = ['create', 'update', 'patch', 'delete'];
-let proxy: KubeProxy;
-const servers: Started[] = [];
+const suite = functionSuite(TAG, kc);
 
-beforeAll(async () => {
-  proxy = await startKubeProxy(kc, { tag: TAG });
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  await proxy.stop();
-});
-
-async function startHeal(env: Record<string, string> = {}): Promise<Started> {
-  const clock = new SettableClock(T0 + 60_000);
-  const s = await startFunction({ fn: TAG, kubeConfig: proxy.kubeConfig(TAG), clock, env });
-  servers.push(s);
-  return s;
-}
+const startHeal = (env: Record<string, string> = {}): Promise<Started> =>
+  suite.startHeal(new SettableClock(T0 + 60_000), { env });
 
 const digestOf = (n: number): string => `sha256:${String(n).repeat(64).slice(0, 64)}`;
 
@@ -206,11 +194,11 @@ async function expectAnswer(s: Started, event: CloudEvent<unknown>, result: stri
 
 /** The calls this test's function made since `mark` (proxy sequence numbers). */
 function callsSince(mark: number) {
-  return proxy
+  return suite.proxy
     .callsMatching({ clientTag: TAG })
     .filter((c) => c.seq > mark && c.resource !== 'events');
 }
-const mark = (): number => proxy.calls.at(-1)?.seq ?? 0;
+const mark = (): number => suite.proxy.calls.at(-1)?.seq ?? 0;
 /** The writes among them, as "verb resource status". */
 const writesSince = (since: number) =>
   callsSince(since)
@@ -388,7 +376,7 @@ describe('heal-external-artifacts on a degraded API server', () => {
           : kind === 'timeout'
             ? { kind, delayMs: 3000, match: { clientTag: TAG, ...match }, times: 1 }
             : { kind, match: { clientTag: TAG, ...match }, times: 1 };
-      const fault = proxy.addFault(rule as Parameters<KubeProxy['addFault']>[0]);
+      const fault = suite.proxy.addFault(rule as Parameters<KubeProxy['addFault']>[0]);
       const m = mark();
       const first = await postEvent(s.url, eaEvent(changed));
       fault.remove();
@@ -405,7 +393,7 @@ describe('heal-external-artifacts on a degraded API server', () => {
 
   it('the bump applied but its answer lost: 503, and the redelivery finds it pending (no second bump)', async () => {
     const { s, ag, ea } = await healWithEaDeleted();
-    const fault = proxy.addFault({
+    const fault = suite.proxy.addFault({
       kind: 'status',
       status: 500,
       phase: 'after',
@@ -423,7 +411,7 @@ describe('heal-external-artifacts on a degraded API server', () => {
 
   it('Events refused (403): the heal is still done and answered 200', async () => {
     const { s, ag, ea } = await healWithEaDeleted();
-    const fault = proxy.addFault({
+    const fault = suite.proxy.addFault({
       kind: 'status',
       status: 403,
       match: { clientTag: TAG, resource: 'events' },
