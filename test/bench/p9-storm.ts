@@ -161,6 +161,8 @@ async function runVariant(
     stormStalls: f.stormStalls,
     functionRequestsByCall: f.functionRequestsByCall,
     functionRequestsByCallNoFault: calm.figures.functionRequestsByCall,
+    functionAnswersByCall: f.functionAnswersByCall,
+    functionAnswersByCallNoFault: calm.figures.functionAnswersByCall,
     wallSeconds: Math.round((calm.wallMs + storm.wallMs) / 1000),
   };
   const num = (v: number | null): number => v ?? NaN;

@@ -202,6 +202,8 @@ export interface StormFigures {
   readonly honestForced: string[];
   /** The functions' requests in the window by client, verb and resource. */
   readonly functionRequestsByCall: Record<string, number>;
+  /** The same calls by the answer the caller got (`cut` when it got none). */
+  readonly functionAnswersByCall: Record<string, number>;
   /** AGs the fleet did not plan to lose that lost their verdict to the storm, and their forces. */
   readonly stormStalls: string[];
   /** Dead-lettered action events (force, clear-tracking, stalled) and AG events for detect. */
@@ -311,10 +313,8 @@ export function stormFigures(
     deadLettered: system.knative.broker.deadLetters.length,
     deadLetteredByType,
     functionRequests: inWindow.length,
-    functionRequestsByCall: countBy(
-      inWindow,
-      (c) => `${c.clientTag} ${c.verb} ${c.resource}${c.subresource ? '/' + c.subresource : ''}`,
-    ),
+    functionRequestsByCall: countBy(inWindow, callKey),
+    functionAnswersByCall: countBy(inWindow, (c) => `${callKey(c)} ${c.status ?? 'cut'}`),
     functionRequestsPerSecond: inWindow.length / Math.max(1e-9, (window.to - window.from) / 1000),
     tooMany: r.answered,
     tooManyRepeated: r.clock.length,
@@ -322,6 +322,11 @@ export function stormFigures(
     repeatDelayMedianWallMs: medianOrNull(r.wall),
     stalls: results.reduce((n, x) => n + x.stalls, 0),
   };
+}
+
+/** A call as the figures name it: caller, verb and resource. */
+function callKey(c: ProxyCall): string {
+  return `${c.clientTag} ${c.verb} ${c.resource}${c.subresource ? '/' + c.subresource : ''}`;
 }
 
 export interface StormRunResult {
