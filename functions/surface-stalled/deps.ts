@@ -2,10 +2,13 @@ import type { Clock } from '../../shared/runtime/clock.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
+import type { SyncTurns } from './sync-turns.js';
 
 export interface SurfaceStalledDeps {
   readonly kube: KubePort;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly config: FunctionConfig;
+  /** One sync per AG at a time in this replica (ADR 50). */
+  readonly turns: SyncTurns;
 }

@@ -19,6 +19,7 @@ import { isKubeError } from '../../shared/kube/errors.js';
 import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { SurfaceStalledDeps } from './deps.js';
+import type { SyncDecided } from './sync-turns.js';
 
 export type SyncResult =
   | 'in-step'
@@ -39,7 +40,8 @@ export async function syncOne(
   log: Logger,
   record: RecordEvent = createEventRecorder(deps, log),
   verdictAsked = false,
-): Promise<SyncResult> {
+): Promise<SyncDecided<SyncResult>> {
+  const undecided = (result: SyncResult) => ({ result, agResourceVersion: undefined });
   const seenResourceVersion = seen?.metadata?.resourceVersion;
   // The event's AG is a hint (ADR 8): it may only save work, never cause a write. When the
   // PackageSource is already in step with it, nothing is read beyond the PackageSource; a write is
@@ -47,7 +49,8 @@ export async function syncOne(
   let given: PackageSource | undefined;
   if (seen !== undefined) {
     const early = await inStepWithEvent(seen, deps);
-    if (early === 'in-step') return 'in-step';
+    // Decided on the event's AG, a hint: it covers no other delivery (sync-turns.ts).
+    if (early === 'in-step') return undecided('in-step');
     given = early;
   }
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -66,14 +69,14 @@ export async function syncOne(
         ag = await deps.kube.getArtifactGenerator(ref);
       }
     } catch (e) {
-      if (isKubeError(e, 'NotFound')) return 'gone';
+      if (isKubeError(e, 'NotFound')) return undecided('gone');
       throw e;
     }
     const ps = round === 0 && controllingPackageSource(ag) === psNameOf(given) ? given : undefined;
     const result = await syncWith(ag, ps, round === 0, deps, log, record, verdictAsked);
-    if (result !== 'conflict') return result;
+    if (result !== 'conflict') return { result, agResourceVersion: ag.metadata?.resourceVersion };
   }
-  return 'conflict';
+  return undecided('conflict');
 }
 
 /**

@@ -201,6 +201,19 @@ export async function getPackageSource(name: string, kc?: k8s.KubeConfig): Promi
   return (await customObjects(kc).getClusterCustomObject({ ...psApi, name })) as PackageSource;
 }
 
+/** The PackageSource's resourceVersion in the API server's watch cache (a list at resourceVersion 0). */
+export async function cachedPackageSourceRv(
+  name: string,
+  kc?: k8s.KubeConfig,
+): Promise<string | undefined> {
+  const list = (await customObjects(kc).listClusterCustomObject({
+    ...psApi,
+    fieldSelector: `metadata.name=${name}`,
+    resourceVersion: '0',
+  })) as { items: PackageSource[] };
+  return list.items[0]?.metadata?.resourceVersion;
+}
+
 /** Merge-patches the PackageSource's status through the status subresource. */
 export async function writePackageSourceStatus(
   name: string,

@@ -9,6 +9,7 @@ import { createApp as createDetectApp } from '../../../functions/detect/app.js';
 import { createApp as createForceDriftApp } from '../../../functions/force-drift/app.js';
 import { createApp as createHealApp } from '../../../functions/heal-external-artifacts/app.js';
 import { createApp as createSurfaceStalledApp } from '../../../functions/surface-stalled/app.js';
+import { createSyncTurns } from '../../../functions/surface-stalled/sync-turns.js';
 import { createKubeClient } from '../../../shared/kube/client.js';
 import { createExternalArtifactClient } from '../../../shared/kube/external-artifact-client.js';
 import type { KubePort } from '../../../shared/kube/port.js';
@@ -76,7 +77,7 @@ export function buildFunctionApp(fn: FunctionName, deps: AppDeps): Express {
     case 'force-drift':
       return createForceDriftApp({ kube, clock, logger, config });
     case 'surface-stalled':
-      return createSurfaceStalledApp({ kube, clock, logger, config });
+      return createSurfaceStalledApp({ kube, clock, logger, config, turns: createSyncTurns() });
     case 'dead-letter':
       return createDeadLetterApp({ logger });
     case 'heal-external-artifacts':

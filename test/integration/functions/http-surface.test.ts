@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import { createApp as detectApp } from '../../../functions/detect/app.js';
 import { createApp as forceDriftApp } from '../../../functions/force-drift/app.js';
 import { createApp as surfaceApp } from '../../../functions/surface-stalled/app.js';
+import { createSyncTurns } from '../../../functions/surface-stalled/sync-turns.js';
 import { createApp as deadLetterApp } from '../../../functions/dead-letter/app.js';
 import { createAlarmFollowUps } from '../../../functions/detect/alarm.js';
 import { missingSinkEmitter } from '../../../shared/runtime/broker-emitter.js';
@@ -26,7 +27,7 @@ beforeAll(async () => {
       followUps: createAlarmFollowUps({ kube: d.kube, clock, config: d.config }),
     }),
     'force-drift': forceDriftApp(deps('force-drift')),
-    'surface-stalled': surfaceApp(deps('surface-stalled')),
+    'surface-stalled': surfaceApp({ ...deps('surface-stalled'), turns: createSyncTurns() }),
     'dead-letter': deadLetterApp({ logger: d.logger }),
   };
   for (const [name, app] of Object.entries(apps)) started[name] = await serve(app);
