@@ -75,14 +75,16 @@ export async function handleSurfaceStalled(
       return ignored('unknown-type');
   }
   const agLog = log.child({ namespace: ref.namespace, name: ref.name });
-  const result = await syncOne(
-    ref,
-    seen,
-    deps,
-    agLog,
-    createEventRecorder(deps, agLog),
-    verdictAsked,
+  // One sync per AG at a time; an AG event whose version a sync it waited for has read needs none
+  // of its own (ADR 50). Only a version read from the API server covers: the event's is a hint.
+  const done = await deps.turns.run(
+    `${ref.namespace}/${ref.name}`,
+    seen?.metadata?.resourceVersion,
+    () => syncOne(ref, seen, deps, agLog, createEventRecorder(deps, agLog), verdictAsked),
   );
-  if (result === 'covered') agLog.debug({ decision: result }, 'synced by a concurrent delivery');
-  return result === 'conflict' ? retryLater('conflict') : handled(result);
+  if (done === 'covered') {
+    agLog.debug({ decision: 'covered' }, 'synced by a concurrent delivery');
+    return handled('covered');
+  }
+  return done.result === 'conflict' ? retryLater('conflict') : handled(done.result);
 }

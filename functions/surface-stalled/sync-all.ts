@@ -42,7 +42,8 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
       const ps = owner !== null ? packageSources.get(owner) : undefined;
       if (ps === undefined) continue;
       let result = await syncWith(ag, ps, true, deps, agLog, record);
-      if (result === 'conflict') result = await syncOne(ref, undefined, deps, agLog, record);
+      if (result === 'conflict')
+        result = (await syncOne(ref, undefined, deps, agLog, record)).result;
       if (result === 'updated') updated++;
       if (result === 'conflict') conflicts++;
     }

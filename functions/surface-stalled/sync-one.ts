@@ -29,9 +29,7 @@ export type SyncResult =
   | 'no-packagesource'
   | 'left-alone'
   | 'gone'
-  | 'conflict'
-  /** A sync of the same AG that this delivery waited for decided on its version (ADR 50). */
-  | 'covered';
+  | 'conflict';
 
 const MAX_ROUNDS = 4;
 
@@ -42,51 +40,19 @@ export async function syncOne(
   log: Logger,
   record: RecordEvent = createEventRecorder(deps, log),
   verdictAsked = false,
-): Promise<SyncResult> {
+): Promise<SyncDecided<SyncResult>> {
+  const undecided = (result: SyncResult) => ({ result, agResourceVersion: undefined });
   const seenResourceVersion = seen?.metadata?.resourceVersion;
   // The event's AG is a hint (ADR 8): it may only save work, never cause a write. When the
   // PackageSource is already in step with it, nothing is read beyond the PackageSource; a write is
   // always decided on the AG as read from the API server (docs/adr/0044).
   let given: PackageSource | undefined;
   if (seen !== undefined) {
-    // Outside the turns: an in-step event never waits. Decided on the event's AG, a hint, so it
-    // would cover no other delivery anyway (sync-turns.ts).
     const early = await inStepWithEvent(seen, deps);
-    if (early === 'in-step') return 'in-step';
+    // Decided on the event's AG, a hint: it covers no other delivery (sync-turns.ts).
+    if (early === 'in-step') return undecided('in-step');
     given = early;
   }
-  // The rest, which reads the AG and may write, takes its turn (ADR 50).
-  const done = await deps.turns.run(`${ref.namespace}/${ref.name}`, seenResourceVersion, (waited) =>
-    syncRounds(
-      ref,
-      seenResourceVersion,
-      waited ? undefined : given,
-      !waited,
-      deps,
-      log,
-      record,
-      verdictAsked,
-    ),
-  );
-  return done === 'covered' ? 'covered' : done.result;
-}
-
-/**
- * Reads the AG and syncs its PackageSource, re-reading both after a Conflict. `given` is the
- * PackageSource this delivery read before its turn; `cachedFirst` is false when it waited for
- * another sync, whose write the watch cache may not show yet.
- */
-async function syncRounds(
-  ref: AgRef,
-  seenResourceVersion: string | undefined,
-  given: PackageSource | undefined,
-  cachedFirst: boolean,
-  deps: SurfaceStalledDeps,
-  log: Logger,
-  record: RecordEvent,
-  verdictAsked: boolean,
-): Promise<SyncDecided<SyncResult>> {
-  const undecided = (result: SyncResult) => ({ result, agResourceVersion: undefined });
   for (let round = 0; round < MAX_ROUNDS; round++) {
     // Round 0 reads from the cache; after a conflict, read fresh.
     let ag: ArtifactGenerator;
@@ -107,15 +73,7 @@ async function syncRounds(
       throw e;
     }
     const ps = round === 0 && controllingPackageSource(ag) === psNameOf(given) ? given : undefined;
-    const result = await syncWith(
-      ag,
-      ps,
-      round === 0 && cachedFirst,
-      deps,
-      log,
-      record,
-      verdictAsked,
-    );
+    const result = await syncWith(ag, ps, round === 0, deps, log, record, verdictAsked);
     if (result !== 'conflict') return { result, agResourceVersion: ag.metadata?.resourceVersion };
   }
   return undecided('conflict');

@@ -21,14 +21,13 @@ export interface SyncDecided<R> {
 
 export interface SyncTurns {
   /**
-   * Runs `sync` once no other sync about `key` runs in this replica, telling it whether it waited
-   * (what it read before may be stale). Returns 'covered' instead, without running it, when a sync
-   * it waited for decided on the AG at `atLeast` or newer.
+   * Runs `sync` once no other sync about `key` runs in this replica. Returns 'covered' instead,
+   * without running it, when a sync it waited for decided on the AG at `atLeast` or newer.
    */
   run<R>(
     key: string,
     atLeast: string | undefined,
-    sync: (waited: boolean) => Promise<SyncDecided<R>>,
+    sync: () => Promise<SyncDecided<R>>,
   ): Promise<SyncDecided<R> | 'covered'>;
   /** How many AGs have a sync running (for tests and logs). */
   running(): number;
@@ -46,14 +45,13 @@ export function createSyncTurns(): SyncTurns {
   const running = new Map<string, Promise<string | undefined>>();
   return {
     async run(key, atLeast, sync) {
-      let waited = 0;
-      for (; waited < MAX_SYNCS_WAITED; waited++) {
+      for (let waited = 0; waited < MAX_SYNCS_WAITED; waited++) {
         const current = running.get(key);
         if (current === undefined) break;
         const decidedOn = await current;
         if (atLeast !== undefined && resourceVersionAtLeast(decidedOn, atLeast)) return 'covered';
       }
-      const mine = sync(waited > 0);
+      const mine = sync();
       // Leaves the map before any waiter resumes, so a waiter never waits twice for one sync.
       const settled: Promise<string | undefined> = mine
         .then(

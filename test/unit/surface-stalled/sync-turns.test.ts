@@ -137,24 +137,6 @@ describe('sync turns', () => {
     expect(turns.running()).toBe(0);
   });
 
-  it('tells a sync whether it waited (what it read before may be stale)', async () => {
-    const turns = createSyncTurns();
-    const waits: boolean[] = [];
-    const log: string[] = [];
-    const first = heldSync(log, 'first');
-    const run = (waited: boolean) => {
-      waits.push(waited);
-      return Promise.resolve({ result: 'later', agResourceVersion: '1' });
-    };
-    const one = turns.run('ns/ag', '1', first.run);
-    const two = turns.run('ns/ag', '5', run);
-    await settle();
-    first.finish('1');
-    await Promise.all([one, two]);
-    await turns.run('ns/ag', '9', run);
-    expect(waits).toEqual([true, false]);
-  });
-
   it('syncs about different AGs run side by side', async () => {
     const turns = createSyncTurns();
     const log: string[] = [];
