@@ -201,17 +201,40 @@ export async function getPackageSource(name: string, kc?: k8s.KubeConfig): Promi
   return (await customObjects(kc).getClusterCustomObject({ ...psApi, name })) as PackageSource;
 }
 
-/** The PackageSource's resourceVersion in the API server's watch cache (a list at resourceVersion 0). */
+/** The resourceVersion of the object in the API server's watch cache: the first item of `list`. */
+function cachedRv(list: unknown): string | undefined {
+  return (list as { items: { metadata?: { resourceVersion?: string } }[] }).items[0]?.metadata
+    ?.resourceVersion;
+}
+
+/** A list of one object by name at resourceVersion 0 (served from the watch cache). */
+const fromWatchCache = (name: string) => ({
+  fieldSelector: `metadata.name=${name}`,
+  resourceVersion: '0',
+});
+
+/** The AG's resourceVersion in the API server's watch cache. */
+export async function cachedArtifactGeneratorRv(
+  ref: AgRef,
+  kc?: k8s.KubeConfig,
+): Promise<string | undefined> {
+  return cachedRv(
+    await customObjects(kc).listNamespacedCustomObject({
+      ...agApi,
+      namespace: ref.namespace,
+      ...fromWatchCache(ref.name),
+    }),
+  );
+}
+
+/** The PackageSource's resourceVersion in the API server's watch cache. */
 export async function cachedPackageSourceRv(
   name: string,
   kc?: k8s.KubeConfig,
 ): Promise<string | undefined> {
-  const list = (await customObjects(kc).listClusterCustomObject({
-    ...psApi,
-    fieldSelector: `metadata.name=${name}`,
-    resourceVersion: '0',
-  })) as { items: PackageSource[] };
-  return list.items[0]?.metadata?.resourceVersion;
+  return cachedRv(
+    await customObjects(kc).listClusterCustomObject({ ...psApi, ...fromWatchCache(name) }),
+  );
 }
 
 /** Merge-patches the PackageSource's status through the status subresource. */

@@ -27,7 +27,7 @@ import {
 import {
   agRefOf,
   createOwnedPair,
-  customObjects,
+  cachedArtifactGeneratorRv,
   getArtifactGenerator,
   getPackageSource,
   writeArtifactGeneratorStatus,
@@ -38,7 +38,6 @@ import type {
   ArtifactGeneratorStatus,
   PackageSource,
 } from '../../../shared/core/types.js';
-import { AG_RESOURCE } from '../../harness/knative/index.js';
 import { SettableClock } from '../../harness/functions.js';
 import { actionEvent, agResourceEvent, postEvent } from '../../support/http-events.js';
 import type { CallMatch } from '../../support/kube-proxy.js';
@@ -226,7 +225,11 @@ describe('surface-stalled: the AG read for an AG event', () => {
     const rv = ag.metadata?.resourceVersion ?? '';
     const seen = { ...ag, metadata: { ...ag.metadata, resourceVersion: eventRv(rv) } };
     // The watch cache catches up with the write first, so the cached read returns `ag` itself.
-    await expect.poll(async () => (await cachedRv(ag)) === rv, { timeout: 5_000 }).toBe(true);
+    await expect
+      .poll(async () => (await cachedArtifactGeneratorRv(agRefOf(ag), kc)) === rv, {
+        timeout: 5_000,
+      })
+      .toBe(true);
     suite.proxy.clearCalls();
     const answer = await postEvent(s.url, agResourceEvent(seen));
     expect(answer.status).toBe(200);
@@ -276,16 +279,4 @@ describe("surface-stalled: the event's owner is unverified input", () => {
 
 function readyOfPs(ps: PackageSource) {
   return ps.status?.conditions?.find((c) => c.type === 'Ready');
-}
-
-/** The AG's resourceVersion as the API server's watch cache has it (a list at resourceVersion 0). */
-async function cachedRv(ag: ArtifactGenerator): Promise<string | undefined> {
-  const { namespace, name } = agRefOf(ag);
-  const list = (await customObjects(kc).listNamespacedCustomObject({
-    ...AG_RESOURCE,
-    namespace,
-    fieldSelector: `metadata.name=${name}`,
-    resourceVersion: '0',
-  })) as { items: ArtifactGenerator[] };
-  return list.items[0]?.metadata?.resourceVersion;
 }
