@@ -19,6 +19,7 @@ import {
   testKubeConfig,
   uniqueName,
 } from '../support/apiserver.js';
+import { succeeded } from '../support/conditions.js';
 import { failureOf } from '../support/kube-failure.js';
 import { pool } from '../support/raw-kube.js';
 
@@ -159,14 +160,7 @@ describe('single reads', () => {
   const namespace = uniqueName('read');
   const agName = uniqueName('ag');
   const psName = uniqueName('ps');
-  const PS_READY = {
-    type: 'Ready',
-    status: 'True',
-    reason: 'Succeeded',
-    message: 'ok',
-    lastTransitionTime: '2025-03-04T05:06:07Z',
-    observedGeneration: 1,
-  };
+  const PS_READY = succeeded(Date.UTC(2025, 2, 4, 5, 6, 7));
 
   beforeAll(async () => {
     await ensureNamespace(namespace);

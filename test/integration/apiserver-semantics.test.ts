@@ -26,19 +26,13 @@ import {
 import { AG_RESOURCE as AG } from '../harness/knative/index.js';
 import { startKubeProxy } from '../support/kube-proxy.js';
 import type { KubeProxy } from '../support/kube-proxy.js';
+import { progressing, succeeded } from '../support/conditions.js';
 
-const T0 = '2026-01-01T00:00:00Z';
+const T0 = Date.UTC(2026, 0, 1);
 
-function ready(overrides: Partial<Condition> = {}): Condition {
-  return {
-    type: 'Ready',
-    status: 'Unknown',
-    reason: 'Progressing',
-    message: 'Reconciliation in progress',
-    lastTransitionTime: T0,
-    observedGeneration: 1,
-    ...overrides,
-  };
+/** A schema-valid Ready (source-watcher's Progressing at T0), with `overrides`. */
+function validReady(overrides: Partial<Condition> = {}): Condition {
+  return { ...progressing(T0), ...overrides };
 }
 
 async function statusOfFailure(call: Promise<unknown>): Promise<number | undefined> {
@@ -96,7 +90,7 @@ describe('test API server: status subresource and generation', () => {
   it('ignores status sent on create and on a main-resource patch', async () => {
     const body: ArtifactGenerator = {
       ...makeArtifactGenerator(),
-      status: { observedSourcesDigest: 'sha256:create', conditions: [ready()] },
+      status: { observedSourcesDigest: 'sha256:create', conditions: [validReady()] },
     };
     const created = await createArtifactGenerator(body);
     expect(created.status).toBeUndefined();
@@ -129,7 +123,11 @@ describe('test API server: status subresource and generation', () => {
         patchAg(ref, { metadata: { annotations: { 'reconcile.fluxcd.io/requestedAt': 'x' } } }),
       1,
     ],
-    ['a status write', (ref) => writeArtifactGeneratorStatus(ref, { conditions: [ready()] }), 1],
+    [
+      'a status write',
+      (ref) => writeArtifactGeneratorStatus(ref, { conditions: [validReady()] }),
+      1,
+    ],
     [
       'a spec change',
       (ref) => patchAg(ref, { spec: { sources: [{ alias: 'b', kind: 'Bucket', name: 'b' }] } }),
@@ -149,7 +147,7 @@ describe('test API server: status subresource and generation', () => {
     const ps = await createPackageSource(makePackageSource());
     const name = ps.metadata?.name ?? '';
     await writePackageSourceStatus(name, {
-      conditions: [ready({ status: 'True', reason: 'Succeeded', message: 'ok' })],
+      conditions: [succeeded(T0)],
       variants: 'default,extra',
     });
     const after = await getPackageSource(name);
@@ -201,12 +199,12 @@ describe('test API server: merge patch semantics', () => {
     ['a lastTransitionTime that is not a date-time', { lastTransitionTime: 'yesterday' }],
   ])('rejects a condition with %s with 422 and changes nothing', async (_what, bad) => {
     const ref = agRefOf(await newAg());
-    await writeArtifactGeneratorStatus(ref, { conditions: [ready()] });
+    await writeArtifactGeneratorStatus(ref, { conditions: [validReady()] });
     const code = await statusOfFailure(
-      writeArtifactGeneratorStatus(ref, { conditions: [ready(bad)] }),
+      writeArtifactGeneratorStatus(ref, { conditions: [validReady(bad)] }),
     );
     expect(code).toBe(422);
-    expect((await getArtifactGenerator(ref)).status?.conditions).toEqual([ready()]);
+    expect((await getArtifactGenerator(ref)).status?.conditions).toEqual([validReady()]);
   });
 
   it.each<[string, Record<string, unknown>]>([

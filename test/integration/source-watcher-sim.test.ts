@@ -8,6 +8,7 @@ import { AG_RESOURCE as AG } from '../harness/knative/index.js';
 import type { VirtualClock } from '../harness/virtual-clock.js';
 import type { SimAg, SimCondition, SourceWatcherSim } from '../harness/source-watcher-sim/index.js';
 import { MERGE_PATCH as mergePatch, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { marker, succeeded } from '../support/conditions.js';
 import { createSimAg, deleteSimAgs, simArtifacts, startSimWorld } from './sim-world.js';
 
 const FINALIZER = 'source.extensions.fluxcd.io/finalizer';
@@ -87,16 +88,6 @@ async function afterWrite(rv: string, windowMs = SETTLE_WINDOW_MS): Promise<void
   await sim.settled();
 }
 
-/** Ready=False as force-drift writes it, on `generation`, at `at`. */
-const forcedReady = (generation: number, at: string): SimCondition => ({
-  type: 'Ready',
-  status: 'False',
-  reason: 'SourceWatcherRecoveryForced',
-  message: 'forced',
-  observedGeneration: generation,
-  lastTransitionTime: at,
-});
-
 function cond(ag: SimAg, type: string): SimCondition | undefined {
   return ag.status?.conditions?.find((c) => c.type === type);
 }
@@ -135,14 +126,7 @@ describe('source-watcher simulator: a new ArtifactGenerator', () => {
     ]);
     expect(ag.status?.observedSourcesDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
     // Finalizer step at 0, requeued after 1 ms, build 2 s: Ready turned True at 00:00:02.001.
-    expect(cond(ag, 'Ready')).toEqual({
-      type: 'Ready',
-      status: 'True',
-      reason: 'Succeeded',
-      message: 'reconciliation succeeded, generated 2 artifact(s)',
-      observedGeneration: 1,
-      lastTransitionTime: '2026-01-01T00:00:02Z',
-    });
+    expect(cond(ag, 'Ready')).toEqual(succeeded(Date.UTC(2026, 0, 1, 0, 0, 2), 1, 2));
     expect(cond(ag, 'Reconciling')).toBeUndefined();
     expect(outcomes(ref)).toEqual(['FinalizerAdded', 'Built']);
     expect(sim.reconcilesOf(ref)[1]?.drift).toBe('SourcesDigestChanged');
@@ -222,7 +206,7 @@ describe('source-watcher simulator: the lost conditions write (fluxcd/pkg#934)',
     // Ready=False on the status subresource alone does not enqueue either.
     sim.keepConditionsWrite(ref);
     await afterWrite(
-      await writeCondition(ref, forcedReady(ag.metadata.generation ?? 0, '2026-01-01T01:00:00Z')),
+      await writeCondition(ref, marker(Date.UTC(2026, 0, 1, 1), ag.metadata.generation ?? 0)),
     );
     expect(reconciles()).toBe(before);
     expect(cond(await readAg(ref), 'Ready')?.reason).toBe('SourceWatcherRecoveryForced');
@@ -265,7 +249,7 @@ describe('source-watcher simulator: what enqueues a healthy AG', () => {
       write: async (ref: Ref) =>
         writeCondition(
           ref,
-          forcedReady((await readAg(ref)).metadata.generation ?? 0, '2026-01-01T00:00:05Z'),
+          marker(Date.UTC(2026, 0, 1, 0, 0, 5), (await readAg(ref)).metadata.generation ?? 0),
         ),
       want: [],
     },

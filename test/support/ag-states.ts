@@ -1,13 +1,9 @@
 // AG status shapes the tests and benches put on the real API server: stuck (the fluxcd/pkg#934
-// signature), healthy, honestly failing, and our own marker.
+// signature), healthy, honestly failing, and our own marker. Their conditions come from the one
+// vocabulary, ./conditions.ts (re-exported here).
 
 import type * as k8s from '@kubernetes/client-node';
-import { formatTimeSeconds } from '../../shared/core/time.js';
-import type {
-  ArtifactGenerator,
-  ArtifactGeneratorStatus,
-  Condition,
-} from '../../shared/core/types.js';
+import type { ArtifactGenerator, ArtifactGeneratorStatus } from '../../shared/core/types.js';
 import { AG_API_GROUP, AG_PLURAL } from '../../shared/core/types.js';
 import { loadRealisticAg } from '../bench/events.js';
 import {
@@ -21,6 +17,7 @@ import {
   writeArtifactGeneratorStatus,
   type ArtifactGeneratorFixture,
 } from './apiserver.js';
+import { progressing, readyWith, reconciling, succeeded } from './conditions.js';
 
 export const INVENTORY = [
   {
@@ -32,33 +29,11 @@ export const INVENTORY = [
 ];
 export const DIGEST = 'sha256:fedcba9876543210';
 
-export function ready(
-  status: 'True' | 'False' | 'Unknown',
-  reason: string,
-  at: number,
-  generation = 1,
-): Condition {
-  return {
-    type: 'Ready',
-    status,
-    reason,
-    message: `${reason} message`,
-    lastTransitionTime: formatTimeSeconds(at),
-    observedGeneration: generation,
-  };
-}
+/** A Ready condition with any reason: ./conditions.ts's `readyWith` (named ones live there). */
+export const ready = readyWith;
 
-/** Another condition that must survive every write of ours untouched. */
-export function reconciling(at: number, generation = 1): Condition {
-  return {
-    type: 'Reconciling',
-    status: 'True',
-    reason: 'Progressing',
-    message: 'Reconciliation in progress',
-    lastTransitionTime: formatTimeSeconds(at),
-    observedGeneration: generation,
-  };
-}
+/** Another condition that must survive every write of ours untouched (./conditions.ts). */
+export { reconciling };
 
 /**
  * How much of source-watcher's output a status carries: the tests' one artifact (`minimal`), the
@@ -85,13 +60,10 @@ export function stuckStatus(
   generation = 1,
   shape: AgShape = 'minimal',
 ): ArtifactGeneratorStatus {
-  const readyNow = ready('Unknown', 'Progressing', since, generation);
+  const readyNow = progressing(since, generation);
   return {
     ...outputsOf(shape),
-    conditions:
-      shape === 'minimal'
-        ? [reconciling(since, generation), readyNow]
-        : [{ ...readyNow, message: 'Reconciliation in progress' }],
+    conditions: shape === 'minimal' ? [reconciling(since, generation), readyNow] : [readyNow],
   };
 }
 
@@ -102,11 +74,9 @@ export function healthyStatus(
   shape: AgShape = 'minimal',
 ): ArtifactGeneratorStatus {
   const outputs = outputsOf(shape);
-  const readyNow = ready('True', 'Succeeded', at, generation);
-  const message = `reconciliation succeeded, generated ${outputs.inventory?.length ?? 0} artifact(s)`;
   return {
     ...outputs,
-    conditions: [shape === 'minimal' ? readyNow : { ...readyNow, message }],
+    conditions: [succeeded(at, generation, outputs.inventory?.length ?? 0)],
   };
 }
 
@@ -179,7 +149,7 @@ export async function rebuildAg(
   await write(healthyStatus(opts.at - 3_600_000));
   await write({ conditions: stuckStatus(opts.at).conditions ?? [] });
   if (!opts.lose) {
-    await write({ conditions: [ready('True', 'Succeeded', opts.at + 1_000)] });
+    await write({ conditions: [succeeded(opts.at + 1_000)] });
   }
   await write({ inventory: INVENTORY_2, observedSourcesDigest: DIGEST_2 });
   return { versions, last: versions[versions.length - 1]! };

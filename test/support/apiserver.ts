@@ -1,20 +1,11 @@
 // Test helpers for the real test API server started by test/setup/apiserver-global-setup.ts:
-// its kubeconfig, unique names, fixture builders for schema-valid ArtifactGenerators and
-// PackageSources, and raw CustomObjectsApi calls to create, read, delete and write status.
+// its kubeconfig, the fixture builders for schema-valid ArtifactGenerators and PackageSources
+// (kept in the pure ./fixture-objects.ts, re-exported here), and raw CustomObjectsApi calls to
+// create, read, delete and write status.
 
-import { randomBytes } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import {
-  AG_API_GROUP,
-  AG_API_VERSION,
-  AG_KIND,
-  AG_PLURAL,
-  PS_API_GROUP,
-  PS_API_VERSION,
-  PS_KIND,
-  PS_PLURAL,
-} from '../../shared/core/types.js';
+import { AG_API_GROUP, AG_PLURAL, PS_API_GROUP, PS_PLURAL } from '../../shared/core/types.js';
 import type {
   AgRef,
   ArtifactGenerator,
@@ -22,11 +13,21 @@ import type {
   PackageSource,
   PackageSourceStatus,
 } from '../../shared/core/types.js';
+import { makeArtifactGenerator, makePackageSource, uniqueName } from './fixture-objects.js';
+
+export {
+  DEFAULT_AG_NAMESPACE,
+  PACKAGESOURCE_LABEL,
+  makeArtifactGenerator,
+  makePackageSource,
+  uniqueName,
+  type ArtifactGeneratorFixture,
+  type PackageSourceFixture,
+  type PackageSourceOwner,
+} from './fixture-objects.js';
 
 export const AG_VERSION = 'v1beta1';
 export const PS_VERSION = 'v1alpha1';
-export const DEFAULT_AG_NAMESPACE = 'cozy-system';
-export const PACKAGESOURCE_LABEL = 'cozystack.io/packagesource';
 
 /** Request options that send a JSON merge patch (client-node 1.4 defaults to JSON patch). */
 export const MERGE_PATCH = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
@@ -43,81 +44,6 @@ export function testKubeConfig(path = testKubeconfigPath()): k8s.KubeConfig {
 
 export function customObjects(kc: k8s.KubeConfig = testKubeConfig()): k8s.CustomObjectsApi {
   return kc.makeApiClient(k8s.CustomObjectsApi);
-}
-
-/** A DNS-1123 name unique to this call: `<prefix>-<10 random base-36 chars>`. */
-export function uniqueName(prefix: string): string {
-  const suffix = BigInt(`0x${randomBytes(8).toString('hex')}`)
-    .toString(36)
-    .slice(0, 10);
-  return `${prefix.toLowerCase().slice(0, 50)}-${suffix}`;
-}
-
-// ---------------------------------------------------------------- fixture builders
-
-export interface PackageSourceOwner {
-  name: string;
-  uid: string;
-}
-
-export interface ArtifactGeneratorFixture {
-  name?: string;
-  namespace?: string;
-  /** Adds the controller ownerReference and the cozystack.io/packagesource label. */
-  owner?: PackageSourceOwner;
-  annotations?: Record<string, string>;
-  labels?: Record<string, string>;
-  /** Name of the single source (an OCIRepository in the same namespace). */
-  sourceName?: string;
-}
-
-/** An AG with one source and one artifact, valid against the CRD fixture. */
-export function makeArtifactGenerator(fixture: ArtifactGeneratorFixture = {}): ArtifactGenerator {
-  const name = fixture.name ?? uniqueName('ag');
-  const labels: Record<string, string> = { ...fixture.labels };
-  const metadata: NonNullable<ArtifactGenerator['metadata']> = {
-    name,
-    namespace: fixture.namespace ?? DEFAULT_AG_NAMESPACE,
-  };
-  if (fixture.owner !== undefined) {
-    labels[PACKAGESOURCE_LABEL] = fixture.owner.name;
-    metadata.ownerReferences = [
-      {
-        apiVersion: PS_API_VERSION,
-        kind: PS_KIND,
-        name: fixture.owner.name,
-        uid: fixture.owner.uid,
-        controller: true,
-      },
-    ];
-  }
-  if (Object.keys(labels).length > 0) metadata.labels = labels;
-  if (fixture.annotations !== undefined) metadata.annotations = { ...fixture.annotations };
-  return {
-    apiVersion: AG_API_VERSION,
-    kind: AG_KIND,
-    metadata,
-    spec: {
-      sources: [{ alias: 'src', kind: 'OCIRepository', name: fixture.sourceName ?? name }],
-      artifacts: [{ name, copy: [{ from: '@src/**', to: '@artifact/' }] }],
-    },
-  };
-}
-
-export interface PackageSourceFixture {
-  name?: string;
-  spec?: Record<string, unknown>;
-}
-
-export function makePackageSource(fixture: PackageSourceFixture = {}): PackageSource {
-  return {
-    apiVersion: PS_API_VERSION,
-    kind: PS_KIND,
-    metadata: { name: fixture.name ?? uniqueName('pks') },
-    spec: fixture.spec ?? {
-      sourceRef: { kind: 'OCIRepository', name: 'cozystack-packages', namespace: 'cozy-public' },
-    },
-  };
 }
 
 // ---------------------------------------------------------------- raw API calls

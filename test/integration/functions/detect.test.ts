@@ -12,7 +12,6 @@ import {
   APISERVER_REF_UPDATE,
   APISERVER_UPDATE,
   PING,
-  REASON_FORCED,
   cronFor,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/types.js';
@@ -21,7 +20,6 @@ import {
   createAgWithStatus,
   deleteAllArtifactGenerators,
   healthyStatus,
-  ready,
   stuckStatus,
 } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
@@ -33,6 +31,7 @@ import {
   deleteAlarm,
   readAlarm,
 } from '../../support/recovery-alarm.js';
+import { marker, succeeded } from '../../support/conditions.js';
 
 const { T0, kc, suite, ...file } = functionFile('detect');
 const { startDetect } = suite;
@@ -83,7 +82,7 @@ describe('detect: AG events', () => {
     ],
     [
       'the last window has closed',
-      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] },
+      { ...stuckStatus(T0), conditions: [marker(T0)] },
       trackingAnnotations(5, T0),
       T0 + 241_000,
       ACTION_STALLED,
@@ -216,7 +215,7 @@ describe('detect: follow-up alarm', () => {
     ],
     [
       'the final window (attempt 5: 4 m)',
-      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0 + 5_000)] },
+      { ...stuckStatus(T0), conditions: [marker(T0 + 5_000)] },
       trackingAnnotations(5, T0 + 5_000),
       T0 + 60_000,
       T0 + 245_000,
@@ -309,11 +308,7 @@ describe('detect: sweep (resync or alarm ping)', () => {
     expect((await readAlarm(kc))?.moment).toBe(T0 + 31_000);
     // The AG heals before the alarm fires; the alarm fires; its sweep finds nothing due.
     const { writeArtifactGeneratorStatus } = await import('../../support/apiserver.js');
-    await writeArtifactGeneratorStatus(
-      agRefOf(ag),
-      { conditions: [ready('True', 'Succeeded', T0 + 20_000)] },
-      kc,
-    );
+    await writeArtifactGeneratorStatus(agRefOf(ag), { conditions: [succeeded(T0 + 20_000)] }, kc);
     clock.t = T0 + 31_500;
     await postEvent(
       d.url,

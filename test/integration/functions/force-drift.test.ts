@@ -19,13 +19,7 @@ import {
   getArtifactGenerator,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
-import {
-  createAgWithStatus,
-  healthyStatus,
-  ready,
-  reconciling,
-  stuckStatus,
-} from '../../support/ag-states.js';
+import { createAgWithStatus, healthyStatus, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { AG_RESOURCE as AG } from '../../harness/knative/index.js';
 import {
@@ -36,6 +30,7 @@ import {
   type Started,
 } from '../../support/http-events.js';
 import { functionFile, patchAgMetadata, trackingAnnotations } from './suite-kit.js';
+import { marker, reconciling } from '../../support/conditions.js';
 
 const { T0, kc, suite } = functionFile('force-drift');
 const { startForceDrift } = suite;
@@ -123,7 +118,7 @@ describe('force-drift: force', () => {
     const fd = await startForceDrift(new SettableClock(T0 + now));
     const ag = await createAgWithStatus(
       kc,
-      { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, last)] },
+      { ...stuckStatus(T0), conditions: [marker(last)] },
       { annotations: trackingAnnotations(attempts, last) },
     );
     const answer = await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, attempts));
@@ -361,7 +356,7 @@ describe('force-drift: bad input', () => {
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
     const written = await writeArtifactGeneratorStatus(
       agRefOf(ag),
-      { conditions: [ready('False', REASON_FORCED, T0)] },
+      { conditions: [marker(T0)] },
       kc,
     );
     expect(readyOf(written)?.reason).toBe(REASON_FORCED);

@@ -16,7 +16,8 @@ import {
   type ArtifactGenerator,
   type ExternalArtifact,
 } from '../../../shared/core/index.js';
-import { createAgWithStatus, ready } from '../../support/ag-states.js';
+import { createAgWithStatus } from '../../support/ag-states.js';
+import { progressing, succeeded } from '../../support/conditions.js';
 import {
   agRefOf,
   customObjects,
@@ -53,13 +54,7 @@ async function settledPair(
   const ag = await createAgWithStatus(
     kc,
     {
-      conditions: [
-        ready(
-          over.readyStatus ?? 'True',
-          over.readyStatus === 'Unknown' ? 'Progressing' : 'Succeeded',
-          T0,
-        ),
-      ],
+      conditions: [over.readyStatus === 'Unknown' ? progressing(T0) : succeeded(T0)],
       observedSourcesDigest: digestOf(9),
       inventory: [],
     },

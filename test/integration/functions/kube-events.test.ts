@@ -26,7 +26,7 @@ import {
   uniqueName,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
-import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
+import { createAgWithStatus, healthyStatus, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import {
   actionEvent,
@@ -37,6 +37,7 @@ import {
 } from '../../support/http-events.js';
 import { listEventsAbout, occurrences } from '../../support/kube-events.js';
 import { capturingLogger, functionFile, trackingAnnotations } from './suite-kit.js';
+import { marker } from '../../support/conditions.js';
 
 const { T0, kc, suite } = functionFile('kube-events');
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -65,7 +66,7 @@ const psEventsOf = (ps: PackageSource) =>
 const surfaceAtVerdict = () => start('surface-stalled', new SettableClock(T0 + 250_000));
 
 /** An AG forced five times since T0, its last window closed: Ready False, outputs saved. */
-const GIVEN_UP = { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] };
+const GIVEN_UP = { ...stuckStatus(T0), conditions: [marker(T0)] };
 
 /** force-drift (with `env`) at T0 + 31 s, given the first force of an AG stuck since T0. */
 async function forceStuckAg(env: Record<string, string> = {}) {

@@ -28,10 +28,11 @@ import {
   MERGE_PATCH,
   uniqueName,
 } from '../../support/apiserver.js';
-import { createAgWithStatus, ready, stuckStatus } from '../../support/ag-states.js';
+import { createAgWithStatus, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { actionEvent, agResourceEvent, postEvent } from '../../support/http-events.js';
 import { functionFile, resyncPing, trackingAnnotations } from './suite-kit.js';
+import { marker, progressing } from '../../support/conditions.js';
 
 const { T0, kc, suite } = functionFile('parity');
 const HOLD = 'test.cozystack.io/hold';
@@ -102,7 +103,7 @@ describe('item 1: a PackageSource being deleted', () => {
     const claim = T0 - 20_000;
     const fd = await start('force-drift', new SettableClock(T0));
     const { ag } = await ownedPair(
-      { ...stuckStatus(T0 - 120_000), conditions: [ready('False', REASON_FORCED, claim)] },
+      { ...stuckStatus(T0 - 120_000), conditions: [marker(claim)] },
       {
         deleting: true,
         annotations: trackingAnnotations(1, claim, false),
@@ -156,7 +157,7 @@ describe('item 2: an AG with no Ready condition', () => {
 describe('item 3: a requestedAt bumped by someone else during a wait window', () => {
   const claim = T0 - 30_000;
   const now = T0; // 30 s after the claim of attempt 2: inside its 60 s window, past the settle time
-  const claimed = (requestedAt: number, readyNow = ready('False', REASON_FORCED, claim)) =>
+  const claimed = (requestedAt: number, readyNow = marker(claim)) =>
     ownedPair(
       { ...stuckStatus(T0 - 300_000), conditions: [readyNow] },
       {
@@ -169,7 +170,7 @@ describe('item 3: a requestedAt bumped by someone else during a wait window', ()
 
   it.each([
     ['our marker still in place', undefined],
-    ['source-watcher already Progressing', ready('Unknown', 'Progressing', claim + 6_000)],
+    ['source-watcher already Progressing', progressing(claim + 6_000)],
   ])('is not resumed (%s): force-drift writes nothing', async (_label, readyNow) => {
     const fd = await start('force-drift', new SettableClock(now));
     const { ag } = await claimed(claim + 5_000, readyNow);

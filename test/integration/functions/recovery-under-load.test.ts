@@ -32,7 +32,7 @@ import {
   getPackageSource,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
-import { healthyStatus, ready, rebuildAg, stuckStatus } from '../../support/ag-states.js';
+import { healthyStatus, rebuildAg, stuckStatus } from '../../support/ag-states.js';
 import type {
   ArtifactGenerator,
   ArtifactGeneratorStatus,
@@ -44,6 +44,7 @@ import type { CallMatch } from '../../support/kube-proxy.js';
 import type { StartOptions } from '../../support/function-suite.js';
 import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 import { capturingLogger, functionFile, patchAgMetadata } from './suite-kit.js';
+import { buildFailed } from '../../support/conditions.js';
 
 const { T0, kc, suite } = functionFile('under-load');
 const GRACE_MS = 30_000; // testConfig's time rule
@@ -253,7 +254,7 @@ describe("surface-stalled: the event's AG only saves work", () => {
     expect(readyOfPs(before)?.status).toBe('True');
     const forged = {
       ...ag,
-      status: { ...ag.status, conditions: [ready('False', 'BuildFailed', T0 + 30_000)] },
+      status: { ...ag.status, conditions: [buildFailed(T0 + 30_000)] },
     };
     suite.proxy.clearCalls();
     expect((await postEvent(s.url, agResourceEvent(forged))).body).toEqual({ result: 'in-step' });

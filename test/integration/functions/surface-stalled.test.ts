@@ -24,7 +24,7 @@ import {
   uniqueName,
   writePackageSourceStatus,
 } from '../../support/apiserver.js';
-import { createAgWithStatus, healthyStatus, ready, stuckStatus } from '../../support/ag-states.js';
+import { createAgWithStatus, healthyStatus, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import {
   actionEvent,
@@ -33,6 +33,7 @@ import {
   postEvent,
 } from '../../support/http-events.js';
 import { functionFile, resyncPing, trackingAnnotations } from './suite-kit.js';
+import { buildFailed, marker, readyWith, succeeded } from '../../support/conditions.js';
 
 const { T0, kc, suite } = functionFile('surface-stalled');
 const startSurface = suite.startSurfaceStalled;
@@ -97,7 +98,7 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
     });
     const ps = await getPackageSource(name, kc);
     expect(readyOfPs(ps)).toEqual({
-      ...ready('True', 'Succeeded', T0),
+      ...succeeded(T0),
       observedGeneration: ps.metadata?.generation,
     });
     expect(findCondition(ps.status?.conditions, 'VariantsResolved')).toEqual(other);
@@ -116,19 +117,19 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
 
   it('passes a genuine upstream failure through unchanged', async () => {
     const s = await startSurface(new SettableClock(T0 + 60_000));
-    const failed = { ...healthyStatus(T0), conditions: [ready('False', 'BuildFailed', T0)] };
+    const failed = { ...healthyStatus(T0), conditions: [buildFailed(T0)] };
     const { name, ag } = await ownedPair(failed);
     await postEvent(s.url, agEvent(ag));
     expect(readyOfPs(await getPackageSource(name, kc))).toMatchObject({
       status: 'False',
       reason: 'BuildFailed',
-      message: 'BuildFailed message',
+      message: buildFailed(T0).message,
     });
   });
 
   it('shows Unknown/AwaitingSourceWatcherRecovery with N/5 while a window is open, never the marker', async () => {
     const s = await startSurface(new SettableClock(T0 + 100_000));
-    const forced = { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0 + 90_000)] };
+    const forced = { ...stuckStatus(T0), conditions: [marker(T0 + 90_000)] };
     const { name, ag } = await ownedPair(forced, trackingAnnotations(2, T0 + 90_000));
     await postEvent(s.url, agEvent(ag));
     const r = readyOfPs(await getPackageSource(name, kc));
@@ -139,7 +140,7 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
 
   it('surfaces SourceWatcherStalled on the stalled verdict, naming the AG, the attempts and the upstream issue', async () => {
     const s = await startSurface(new SettableClock(T0 + 250_000));
-    const forced = { ...stuckStatus(T0), conditions: [ready('False', REASON_FORCED, T0)] };
+    const forced = { ...stuckStatus(T0), conditions: [marker(T0)] };
     const { name, ag } = await ownedPair(forced, trackingAnnotations(5, T0));
     const verdict = actionEvent(ACTION_STALLED, ag, 5, T0);
     expect((await postEvent(s.url, verdict, 'structured')).body).toEqual({ result: 'updated' });
@@ -211,7 +212,10 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
     const s = await startSurface(new SettableClock(T0 + 60_000));
     const pairs = await Promise.all([
       ownedPair(healthyStatus(T0)),
-      ownedPair({ ...healthyStatus(T0), conditions: [ready('False', 'SourceFetchFailed', T0)] }),
+      ownedPair({
+        ...healthyStatus(T0),
+        conditions: [readyWith('False', 'SourceFetchFailed', T0)],
+      }),
     ]);
     expect((await postEvent(s.url, resyncPing({}))).status).toBe(200);
     expect(readyOfPs(await getPackageSource(pairs[0].name, kc))?.reason).toBe('Succeeded');

@@ -22,11 +22,12 @@ import {
   getPackageSource,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
-import { healthyStatus, ready } from '../../support/ag-states.js';
+import { healthyStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, postEvent, type Answer } from '../../support/http-events.js';
 import type { CallMatch, FaultRule } from '../../support/kube-proxy.js';
 import { functionFile } from './suite-kit.js';
+import { buildFailed } from '../../support/conditions.js';
 
 const { T0, kc, suite } = functionFile('sync-turns');
 const HOLD_MS = 1_500;
@@ -105,7 +106,7 @@ describe('surface-stalled: one sync per AG at a time', () => {
     // The AG fails honestly while the first write is held: a version the first sync did not read.
     const failed = {
       ...healthyStatus(T0),
-      conditions: [ready('False', 'BuildFailed', T0 + 5_000)],
+      conditions: [buildFailed(T0 + 5_000)],
     };
     const newer: ArtifactGenerator = await writeArtifactGeneratorStatus(agRefOf(ag), failed, kc);
     const callsBefore = suite.proxy.count(surface());

@@ -10,7 +10,7 @@ import {
   type ArtifactGenerator,
 } from '../../../shared/core/index.js';
 import { CFG, claimedAg, makeAg, MIN, STALL } from './fixtures.js';
-import { progressing, succeeded } from './ready-conditions.js';
+import { progressing, succeeded } from '../../support/conditions.js';
 
 const CLAIM = STALL + 3 * MIN;
 

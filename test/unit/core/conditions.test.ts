@@ -6,8 +6,8 @@ import {
   sameCondition,
   type Condition,
 } from '../../../shared/core/index.js';
-import { makeAg, reconciling, STALL } from './fixtures.js';
-import { progressing, succeeded } from './ready-conditions.js';
+import { makeAg, STALL } from './fixtures.js';
+import { progressing, reconciling, succeeded } from '../../support/conditions.js';
 
 describe('findCondition', () => {
   it.each<[string, unknown, Condition | undefined]>([
@@ -41,13 +41,14 @@ describe('findCondition', () => {
 
 describe('replaceCondition', () => {
   const other: Condition = { type: 'Other', status: 'True', reason: 'X' };
+  const kept = reconciling(STALL);
   const next = succeeded(STALL + 1000);
 
   it.each<[string, Condition[] | undefined, Condition[]]>([
     ['undefined list', undefined, [next]],
     ['empty list', [], [next]],
-    ['appends when absent', [reconciling, other], [reconciling, other, next]],
-    ['replaces in place', [reconciling, progressing(STALL), other], [reconciling, next, other]],
+    ['appends when absent', [kept, other], [kept, other, next]],
+    ['replaces in place', [kept, progressing(STALL), other], [kept, next, other]],
     ['drops later duplicates', [progressing(STALL), other, progressing(STALL)], [next, other]],
   ])('%s', (_label, list, expected) => {
     const before = structuredClone(list);
@@ -56,9 +57,9 @@ describe('replaceCondition', () => {
   });
 
   it('keeps the other entries as the very same objects', () => {
-    const list = [reconciling, progressing(STALL), other];
+    const list = [kept, progressing(STALL), other];
     const out = replaceCondition(list, next);
-    expect(out[0]).toBe(reconciling);
+    expect(out[0]).toBe(kept);
     expect(out[2]).toBe(other);
     expect(out).not.toBe(list);
   });

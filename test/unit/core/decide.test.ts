@@ -8,7 +8,7 @@ import {
 } from '../../../shared/core/index.js';
 import { force, giveUp, healthy, healthyClear, ignore, resume, wait } from './decisions.js';
 import { CFG, cfgWith, makeAg, MIN, SEC, STALL } from './fixtures.js';
-import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
+import { buildFailed, marker, progressing, succeeded } from '../../support/conditions.js';
 
 const NOW = STALL + 20 * MIN;
 

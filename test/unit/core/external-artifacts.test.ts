@@ -18,6 +18,7 @@ import {
   type InventoryEntry,
   type RecreateTarget,
 } from '../../../shared/core/index.js';
+import { readyWith } from '../../support/conditions.js';
 
 const NS = 'cozy-system';
 const UID = 'ag-uid-1';
@@ -97,13 +98,12 @@ function ag(
         ready === 'none'
           ? []
           : [
-              {
-                type: 'Ready',
-                status: ready,
-                reason: over.reason ?? (ready === 'True' ? 'Succeeded' : 'Progressing'),
-                observedGeneration: over.observedGeneration ?? generation,
-                lastTransitionTime: '2026-12-01T10:00:00Z',
-              },
+              readyWith(
+                ready,
+                over.reason ?? (ready === 'True' ? 'Succeeded' : 'Progressing'),
+                Date.UTC(2026, 11, 1, 10),
+                over.observedGeneration ?? generation,
+              ),
             ],
       inventory: over.inventory ?? [inv('a', 'sha256:a1'), inv('b', 'sha256:b1')],
       ...(over.lastHandled !== undefined ? { lastHandledReconcileAt: over.lastHandled } : {}),

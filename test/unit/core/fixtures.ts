@@ -1,5 +1,5 @@
-// Builders for ArtifactGenerators and PackageSources used by the core unit tests (their Ready
-// conditions: ./ready-conditions.ts).
+// The in-memory ArtifactGenerators and PackageSources of the core unit tests, built on the tests'
+// one object and condition vocabulary (test/support/fixture-objects.ts, test/support/conditions.ts).
 
 import {
   ANNOTATION_ATTEMPTS,
@@ -14,7 +14,8 @@ import {
   type PackageSource,
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
-import { marker, progressing } from './ready-conditions.js';
+import { marker, progressing, reconciling } from '../../support/conditions.js';
+import { makeArtifactGenerator, makePackageSource } from '../../support/fixture-objects.js';
 
 export const SEC = 1000;
 export const MIN = 60 * SEC;
@@ -31,16 +32,8 @@ export const CFG: RecoveryConfig = Object.freeze({
 
 export const cfgWith = (over: Partial<RecoveryConfig>): RecoveryConfig => ({ ...CFG, ...over });
 
-export const reconciling: Condition = {
-  type: 'Reconciling',
-  status: 'True',
-  reason: 'Progressing',
-  message: 'Reconciliation in progress',
-  lastTransitionTime: formatTimeSeconds(STALL),
-  observedGeneration: 1,
-};
-
-export interface AgShape {
+/** What a unit test's AG differs in (not support/ag-states' `AgShape`, the size of its status). */
+export interface AgFixture {
   /** Ready condition; null = no Ready condition at all. Default: Progressing at STALL. */
   ready?: Condition | null;
   generation?: number;
@@ -54,11 +47,12 @@ export interface AgShape {
   requestedAt?: number | string;
   created?: number;
   deleting?: boolean;
+  /** The conditions before Ready. Default: Reconciling at STALL. */
   extraConditions?: Condition[];
 }
 
 /** A stuck AG by default: inventory + digest saved, Ready Unknown/Progressing since STALL. */
-export function makeAg(shape: AgShape = {}): ArtifactGenerator {
+export function makeAg(shape: AgFixture = {}): ArtifactGenerator {
   const generation = shape.generation ?? 1;
   const annotations: Record<string, string> = { 'kept.example.com/other': 'x' };
   if (shape.attempts !== undefined) annotations[ANNOTATION_ATTEMPTS] = shape.attempts;
@@ -71,28 +65,23 @@ export function makeAg(shape: AgShape = {}): ArtifactGenerator {
       typeof shape.requestedAt === 'number' ? formatTimeNano(shape.requestedAt) : shape.requestedAt;
   }
   const ready = shape.ready === undefined ? progressing(STALL, generation) : shape.ready;
-  const conditions: Condition[] = [...(shape.extraConditions ?? [reconciling])];
+  const conditions: Condition[] = [...(shape.extraConditions ?? [reconciling(STALL)])];
   if (ready !== null) conditions.push(ready);
+  // Without its spec: no core decision reads it, and the tables' titles print the AG's key count.
+  const { spec: _spec, ...base } = makeArtifactGenerator({
+    name: 'cozystack-platform',
+    namespace: 'cozy-system',
+    owner: { name: 'cozystack-platform', uid: 'ps-uid-1' },
+    annotations,
+  });
   const ag: ArtifactGenerator = {
-    apiVersion: 'source.extensions.fluxcd.io/v1beta1',
-    kind: 'ArtifactGenerator',
+    ...base,
     metadata: {
-      name: 'cozystack-platform',
-      namespace: 'cozy-system',
+      ...base.metadata,
       uid: 'ag-uid-1',
       resourceVersion: '100',
       generation,
       creationTimestamp: formatTimeSeconds(shape.created ?? STALL - 10 * MIN),
-      annotations,
-      ownerReferences: [
-        {
-          apiVersion: 'cozystack.io/v1alpha1',
-          kind: 'PackageSource',
-          name: 'cozystack-platform',
-          uid: 'ps-uid-1',
-          controller: true,
-        },
-      ],
     },
     status: { conditions },
   };
@@ -109,16 +98,16 @@ export function makeAg(shape: AgShape = {}): ArtifactGenerator {
 }
 
 /** An AG whose force `attempts` was claimed at `at`, our marker written then; `over` adds more. */
-export const claimedAg = (attempts: number, at: number, over: AgShape = {}): ArtifactGenerator =>
+export const claimedAg = (attempts: number, at: number, over: AgFixture = {}): ArtifactGenerator =>
   makeAg({ ready: marker(at), attempts: String(attempts), last: at, ...over });
 
 export function makePs(ready?: Condition, generation = 7): PackageSource {
   const conditions: Condition[] = [];
   if (ready) conditions.push(ready);
+  const base = makePackageSource({ name: 'cozystack-platform' });
   return {
-    apiVersion: 'cozystack.io/v1alpha1',
-    kind: 'PackageSource',
-    metadata: { name: 'cozystack-platform', generation, resourceVersion: '55' },
+    ...base,
+    metadata: { ...base.metadata, generation, resourceVersion: '55' },
     status: { conditions },
   };
 }

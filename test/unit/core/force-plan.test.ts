@@ -7,8 +7,14 @@ import {
   requestedAtFor,
   type ArtifactGenerator,
 } from '../../../shared/core/index.js';
-import { makeAg, reconciling, STALL } from './fixtures.js';
-import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
+import { makeAg, STALL } from './fixtures.js';
+import {
+  buildFailed,
+  marker,
+  progressing,
+  reconciling,
+  succeeded,
+} from '../../support/conditions.js';
 
 const NOW = Date.UTC(2026, 10, 29, 16, 35, 7, 450);
 
@@ -29,13 +35,13 @@ describe('markerCondition', () => {
     const ag = makeAg();
     const before = structuredClone(ag);
     const out = markerConditions(ag, NOW);
-    expect(out).toEqual([reconciling, markerCondition(ag, NOW)]);
+    expect(out).toEqual([reconciling(STALL), markerCondition(ag, NOW)]);
     expect(ag).toEqual(before);
   });
 
   it('appends Ready when it was missing', () => {
     const ag = makeAg({ ready: null });
-    expect(markerConditions(ag, NOW)).toEqual([reconciling, markerCondition(ag, NOW)]);
+    expect(markerConditions(ag, NOW)).toEqual([reconciling(STALL), markerCondition(ag, NOW)]);
   });
 });
 

@@ -15,7 +15,7 @@ import {
 } from '../../../shared/core/index.js';
 import { force, resume, wait } from './decisions.js';
 import { CFG, makeAg, MIN, SEC, STALL } from './fixtures.js';
-import { marker, progressing } from './ready-conditions.js';
+import { marker, progressing } from '../../support/conditions.js';
 
 const CLAIM = STALL + 5 * MIN;
 const NOW = CLAIM + RESUME_SETTLE_MS + 5 * SEC;

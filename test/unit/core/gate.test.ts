@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { gateReason, type ArtifactGenerator, type GateReason } from '../../../shared/core/index.js';
 import { CFG, claimedAg, makeAg, MIN, SEC, STALL } from './fixtures.js';
-import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
+import { buildFailed, marker, progressing, succeeded } from '../../support/conditions.js';
 
 const NOW = STALL + 10 * MIN;
 

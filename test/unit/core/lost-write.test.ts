@@ -18,7 +18,7 @@ import {
 } from '../../../shared/core/index.js';
 import { force, healthy, ignore } from './decisions.js';
 import { CFG, cfgWith, makeAg, SEC, STALL } from './fixtures.js';
-import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
+import { buildFailed, marker, progressing, succeeded } from '../../support/conditions.js';
 
 type Mutate = (ag: ArtifactGenerator) => void;
 

@@ -6,7 +6,7 @@ import {
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
 import { CFG, cfgWith, claimedAg, makeAg, MIN, SEC, STALL } from './fixtures.js';
-import { buildFailed, progressing, succeeded } from './ready-conditions.js';
+import { buildFailed, progressing, succeeded } from '../../support/conditions.js';
 
 const forced = (attempts: number, last: number): ArtifactGenerator =>
   claimedAg(attempts, last, { requestedAt: formatTimeNano(last) });

@@ -14,7 +14,7 @@ import {
   type RecoveryMode,
 } from '../../../shared/core/index.js';
 import { CFG, cfgWith, claimedAg, makeAg, makePs, MIN, SEC, STALL } from './fixtures.js';
-import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
+import { buildFailed, marker, progressing, succeeded } from '../../support/conditions.js';
 
 const NOW = STALL + 20 * MIN;
 const PS_GEN = 7;
@@ -22,7 +22,8 @@ const MODES: RecoveryMode[] = ['enforce', 'observe', 'off'];
 /** The Ready condition desired for `ag` on a PackageSource without one, at NOW. */
 const readyFor = (ag: ArtifactGenerator, cfg = CFG) =>
   desiredPackageSourceReady(ag, makePs(), NOW, cfg);
-const ready = (status: string, reason: string, rest: Partial<Condition> = {}): Condition => ({
+/** A PackageSource Ready (as far as given): what surface-stalled writes or finds there. */
+const psReady = (status: string, reason: string, rest: Partial<Condition> = {}): Condition => ({
   type: 'Ready',
   status,
   reason,
@@ -164,7 +165,7 @@ describe('desiredPackageSourceReady: recovery in progress', () => {
   ])('%s: Unknown/AwaitingSourceWatcherRecovery', (_label, ag, message) => {
     const out = readyFor(ag);
     expect(out).toMatchObject(
-      ready('Unknown', 'AwaitingSourceWatcherRecovery', { observedGeneration: PS_GEN }),
+      psReady('Unknown', 'AwaitingSourceWatcherRecovery', { observedGeneration: PS_GEN }),
     );
     expect(out?.message).toMatch(message);
   });
@@ -189,7 +190,7 @@ describe('desiredPackageSourceReady: stalled', () => {
     const ag = makeAg({ ready: marker(STALL), attempts: '5', last: NOW - 5 * MIN });
     const out = readyFor(ag);
     expect(out).toMatchObject(
-      ready('False', 'SourceWatcherStalled', {
+      psReady('False', 'SourceWatcherStalled', {
         observedGeneration: PS_GEN,
         lastTransitionTime: formatTimeSeconds(NOW),
       }),
@@ -231,22 +232,22 @@ describe('desiredPackageSourceReady: lastTransitionTime of synthetic conditions'
   it.each<[string, Condition | undefined, string]>([
     [
       'status unchanged -> kept',
-      ready('Unknown', 'AwaitingSourceWatcherRecovery', { message: 'older text', ...since }),
+      psReady('Unknown', 'AwaitingSourceWatcherRecovery', { message: 'older text', ...since }),
       earlier,
     ],
     [
       'status unchanged from a copied Progressing -> kept',
-      ready('Unknown', 'Progressing', { message: 'x', ...since }),
+      psReady('Unknown', 'Progressing', { message: 'x', ...since }),
       earlier,
     ],
     [
       'status changed -> now',
-      ready('True', 'Succeeded', { message: 'x', ...since }),
+      psReady('True', 'Succeeded', { message: 'x', ...since }),
       formatTimeSeconds(NOW),
     ],
     [
       'status unchanged but time unparseable -> now',
-      ready('Unknown', 'X', { message: 'x', lastTransitionTime: 'junk' }),
+      psReady('Unknown', 'X', { message: 'x', lastTransitionTime: 'junk' }),
       formatTimeSeconds(NOW),
     ],
     ['no Ready yet -> now', undefined, formatTimeSeconds(NOW)],

@@ -4,6 +4,7 @@ import {
   nextCheckAt,
   parseArtifactGenerator,
 } from '../../../shared/core/index.js';
+import { progressing } from '../../support/conditions.js';
 
 describe('parseArtifactGenerator: names must be Kubernetes names', () => {
   it.each([
@@ -26,15 +27,7 @@ describe('nextCheckAt: a Ready time far in the future arms nothing', () => {
     status: {
       inventory: [{ name: 'a', namespace: 'y', digest: 'sha256:1', filename: 'a.tgz' }],
       observedSourcesDigest: 'sha256:2',
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'Unknown',
-          reason: 'Progressing',
-          lastTransitionTime: since,
-          observedGeneration: 1,
-        },
-      ],
+      conditions: [{ ...progressing(now), lastTransitionTime: since }],
     },
   });
   it.each([

@@ -9,7 +9,7 @@ import {
   parsePackageSource,
 } from '../../../shared/core/index.js';
 import { makeAg, makePs, STALL } from './fixtures.js';
-import { succeeded } from './ready-conditions.js';
+import { succeeded } from '../../support/conditions.js';
 
 const meta = { name: 'a', namespace: 'n' };
 

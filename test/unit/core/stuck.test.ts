@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isStuck, type ArtifactGenerator } from '../../../shared/core/index.js';
 import { CFG, makeAg, MIN, SEC, STALL } from './fixtures.js';
-import { buildFailed, marker, progressing, succeeded } from './ready-conditions.js';
+import { buildFailed, marker, progressing, succeeded } from '../../support/conditions.js';
 
 const noStatus = (): ArtifactGenerator => {
   const ag = makeAg();

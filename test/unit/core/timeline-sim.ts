@@ -20,7 +20,7 @@ import {
   type RecoveryConfig,
 } from '../../../shared/core/index.js';
 import { makeAg, makePs, STALL } from './fixtures.js';
-import { progressing, reconciliationFailed, succeeded } from './ready-conditions.js';
+import { progressing, reconciliationFailed, succeeded } from '../../support/conditions.js';
 
 /**
  * How source-watcher reacts to a completed force: not at all, a lost verdict again, honestly, or
