@@ -19,6 +19,7 @@ import {
   testKubeConfig,
   uniqueName,
 } from '../support/apiserver.js';
+import { marker, readyWith, reconciling, succeeded } from '../support/conditions.js';
 import { failureOf } from '../support/kube-failure.js';
 
 const PS = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' };
@@ -59,16 +60,8 @@ async function readPs(name: string): Promise<Obj> {
   return (await raw.getClusterCustomObject({ ...PS, name })) as Obj;
 }
 
-function condition(type: string, status: string, reason: string, generation = 1): Condition {
-  return {
-    type,
-    status,
-    reason,
-    message: `${type} is ${status}`,
-    lastTransitionTime: '2025-06-07T08:09:10Z',
-    observedGeneration: generation,
-  };
-}
+/** The time of every condition these writes carry. */
+const AT = Date.UTC(2025, 5, 7, 8, 9, 10);
 
 const createdPs: string[] = [];
 afterAll(async () => {
@@ -131,10 +124,7 @@ describe('status conditions through the subresource', () => {
       MERGE_PATCH,
     );
     const before = await readAg(ref);
-    const conditions = [
-      condition('Ready', 'False', 'SourceWatcherRecoveryForced'),
-      condition('Reconciling', 'True', 'Progressing'),
-    ];
+    const conditions = [marker(AT), reconciling(AT)];
     const returned: ArtifactGenerator = await kube.patchArtifactGeneratorConditions(
       ref,
       conditions,
@@ -160,7 +150,7 @@ describe('status conditions through the subresource', () => {
       { ...PS, name, body: { status: { variants: 'default,extra', conditions: [] } } },
       MERGE_PATCH,
     );
-    const conditions = [condition('Ready', 'Unknown', 'AwaitingSourceWatcherRecovery')];
+    const conditions = [readyWith('Unknown', 'AwaitingSourceWatcherRecovery', AT)];
     const returned = await kube.patchPackageSourceConditions(name, conditions);
     expect(returned.status?.conditions).toEqual(conditions);
     const stored = await readPs(name);
@@ -169,21 +159,21 @@ describe('status conditions through the subresource', () => {
 
   it('a status sent to the main resource is ignored', async () => {
     const ref = await createAg();
-    await kube.patchArtifactGeneratorConditions(ref, [condition('Ready', 'True', 'Succeeded')]);
+    await kube.patchArtifactGeneratorConditions(ref, [succeeded(AT)]);
     await raw.patchNamespacedCustomObject(
-      { ...AG, ...ref, body: { status: { conditions: [condition('Ready', 'False', 'Nope')] } } },
+      { ...AG, ...ref, body: { status: { conditions: [readyWith('False', 'Nope', AT)] } } },
       MERGE_PATCH,
     );
     const ag = await kube.getArtifactGenerator(ref);
-    expect(ag.status?.conditions).toEqual([condition('Ready', 'True', 'Succeeded')]);
+    expect(ag.status?.conditions).toEqual([succeeded(AT)]);
   });
 
   it('an invalid condition reason -> InvalidError, nothing changes', async () => {
     const ref = await createAg();
-    await kube.patchArtifactGeneratorConditions(ref, [condition('Ready', 'True', 'Succeeded')]);
+    await kube.patchArtifactGeneratorConditions(ref, [succeeded(AT)]);
     const before = await readAg(ref);
     const err = await failureOf(
-      kube.patchArtifactGeneratorConditions(ref, [condition('Ready', 'False', 'not a reason!')]),
+      kube.patchArtifactGeneratorConditions(ref, [readyWith('False', 'not a reason!', AT)]),
     );
     expect(err.kind).toBe('Invalid');
     expect(err.statusCode).toBe(422);
@@ -213,8 +203,8 @@ describe('a stale resourceVersion -> ConflictError on every write kind, nothing 
   ): Awaited<ReturnType<Case['setup']>> => ({
     read: async () => (await read()).status,
     rv: async () => (await read()).metadata.resourceVersion,
-    bump: () => patch([condition('Ready', 'True', 'Succeeded')]),
-    staleWrite: (rv) => patch([condition('Ready', 'False', 'Stale')], { resourceVersion: rv }),
+    bump: () => patch([succeeded(AT)]),
+    staleWrite: (rv) => patch([readyWith('False', 'Stale', AT)], { resourceVersion: rv }),
   });
   /** A new PingSource, bumped by a schedule patch; `read` of it and `staleWrite` to its name. */
   const newPingSource = async (

@@ -16,7 +16,7 @@ import {
   makeArtifactGenerator,
   uniqueName,
 } from '../support/apiserver.js';
-import { createAgWithStatus, INVENTORY, DIGEST, ready, stuckStatus } from '../support/ag-states.js';
+import { createAgWithStatus, INVENTORY, DIGEST, stuckStatus } from '../support/ag-states.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../support/http-events.js';
 import { waitForCachedAg } from './support/cache-wait.js';
 import { agGet, conflictReread, MatrixTable, redelivered } from './support/fault-matrix.js';
@@ -27,6 +27,7 @@ import { defineMatrix } from './support/matrix-suite.js';
 import { functionFile } from './support/function-file.js';
 import { resyncPing } from '../integration/functions/suite-kit.js';
 import { deleteAlarm, readAlarm } from '../support/recovery-alarm.js';
+import { progressing } from '../support/conditions.js';
 
 // A sweep sees every AG in the cluster; an AG due later would move the alarm the sweep settles.
 const { T0, NS, kc, suite } = functionFile('matrix-detect', 'rel-dt', 'ags');
@@ -52,7 +53,7 @@ function graceAg(ref: AgRef, at: number, sinceAgo: number): ArtifactGenerator {
     status: {
       inventory: INVENTORY,
       observedSourcesDigest: DIGEST,
-      conditions: [ready('Unknown', 'Progressing', at - sinceAgo)],
+      conditions: [progressing(at - sinceAgo)],
     },
   };
 }

@@ -23,7 +23,7 @@ import {
   makePackageSource,
   uniqueName,
 } from '../support/apiserver.js';
-import { createAgWithStatus, ready, stuckStatus } from '../support/ag-states.js';
+import { createAgWithStatus, stuckStatus } from '../support/ag-states.js';
 import { agResourceEvent } from '../support/http-events.js';
 import { waitForCachedAg, waitForCachedPs } from './support/cache-wait.js';
 import { agGet, conflictReread, MatrixTable, redelivered } from './support/fault-matrix.js';
@@ -32,6 +32,7 @@ import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
 import { functionFile } from './support/function-file.js';
 import { resyncPing } from '../integration/functions/suite-kit.js';
+import { marker } from '../support/conditions.js';
 
 // The resync lists every AG and PackageSource: keep the cluster to this file's objects.
 const { T0, NS, kc, suite } = functionFile(
@@ -56,7 +57,7 @@ async function setup(): Promise<Ctx> {
   const ps = await createPackageSource(makePackageSource({ name }), kc);
   const ag = await createAgWithStatus(
     kc,
-    { ...stuckStatus(LAST - 60_000), conditions: [ready('False', REASON_FORCED, LAST)] },
+    { ...stuckStatus(LAST - 60_000), conditions: [marker(LAST)] },
     {
       name,
       namespace: NS,

@@ -23,7 +23,7 @@ import {
 } from '../../shared/core/types.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../../shared/runtime/function-app.js';
 import { uniqueName } from '../support/apiserver.js';
-import { DIGEST, INVENTORY, ready } from '../support/ag-states.js';
+import { DIGEST, INVENTORY } from '../support/ag-states.js';
 import {
   API_FUNCTION_NAMES as FUNCTION_NAMES,
   SettableClock,
@@ -33,6 +33,7 @@ import {
 } from '../harness/functions.js';
 import { functionFile } from './support/function-file.js';
 import { createRawClient, type RawAnswer } from './support/raw-client.js';
+import { progressing, succeeded } from '../support/conditions.js';
 
 const { T0, NS, suite } = functionFile('limits', 'rel-il', 'nothing');
 const MiB = 1024 * 1024;
@@ -189,7 +190,7 @@ describe('request body: 1 MiB', () => {
   );
 
   it('event data of exactly 1 MiB (binary mode: the body is the data) is decided on: a stuck AG is forced', async () => {
-    const base = ag({ conditions: [ready('Unknown', 'Progressing', T0 - 60_000)] });
+    const base = ag({ conditions: [progressing(T0 - 60_000)] });
     const size = Buffer.byteLength(JSON.stringify(base));
     const padded = {
       ...base,
@@ -236,7 +237,7 @@ describe(`conditions considered: the first ${MAX_CONDITIONS}`, () => {
     [MAX_CONDITIONS, []],
   ])('a stuck Ready after %i other conditions: emitted %j', async (before, expected) => {
     const data = ag({
-      conditions: [...filler(before), ready('Unknown', 'Progressing', T0 - 60_000)],
+      conditions: [...filler(before), progressing(T0 - 60_000)],
     });
     expect(await detectActions(data)).toEqual({ status: 200, actions: expected });
   });
@@ -252,7 +253,7 @@ describe(`annotations considered: the first ${MAX_ANNOTATIONS}`, () => {
       const annotations: Record<string, string> = {};
       for (let i = 0; i < before; i++) annotations[`example.com/a${i}`] = 'v';
       annotations[ANNOTATION_ATTEMPTS] = '2';
-      const data = ag({ conditions: [ready('True', 'Succeeded', T0 - 60_000)], annotations });
+      const data = ag({ conditions: [succeeded(T0 - 60_000)], annotations });
       expect(await detectActions(data)).toEqual({ status: 200, actions: expected });
     },
   );
@@ -266,7 +267,7 @@ describe(`annotation values considered: up to ${MAX_ANNOTATION_VALUE_LENGTH} cha
     'a tracking annotation of %i characters on a healthy AG: emitted %j',
     async (length, expected) => {
       const data = ag({
-        conditions: [ready('True', 'Succeeded', T0 - 60_000)],
+        conditions: [succeeded(T0 - 60_000)],
         annotations: { [ANNOTATION_ATTEMPTS]: 'x'.repeat(length) },
       });
       expect(await detectActions(data)).toEqual({ status: 200, actions: expected });

@@ -5,10 +5,11 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { APISERVER_UPDATE } from '../../shared/core/index.js';
 import { AG_API_VERSION, AG_KIND, type ArtifactGenerator } from '../../shared/core/types.js';
 import { uniqueName } from '../support/apiserver.js';
-import { DIGEST, INVENTORY, ready } from '../support/ag-states.js';
+import { DIGEST, INVENTORY } from '../support/ag-states.js';
 import { cloudEvent, postEvent, type Started } from '../support/http-events.js';
 import { SettableClock } from '../harness/functions.js';
 import { functionFile } from './support/function-file.js';
+import { progressing } from '../support/conditions.js';
 
 const { T0, suite } = functionFile('names', 'rel-names', 'nothing');
 let detect: Started;
@@ -33,7 +34,7 @@ function stuckAg(namespace: string, name: string): ArtifactGenerator {
     status: {
       inventory: INVENTORY,
       observedSourcesDigest: DIGEST,
-      conditions: [ready('Unknown', 'Progressing', T0 - 60_000)],
+      conditions: [progressing(T0 - 60_000)],
     },
   };
 }

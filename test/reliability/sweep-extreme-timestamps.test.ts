@@ -10,19 +10,19 @@ import {
   deleteAllArtifactGenerators,
   DIGEST,
   INVENTORY,
-  ready,
 } from '../support/ag-states.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
 import { postEvent } from '../support/http-events.js';
 import { functionFile } from './support/function-file.js';
 import { readAlarm } from '../support/recovery-alarm.js';
 import { resyncPing } from '../integration/functions/suite-kit.js';
+import { progressing } from '../support/conditions.js';
 
 const { T0, NS, kc, suite } = functionFile('extreme', 'rel-xt', 'ags');
 afterAll(() => deleteAllArtifactGenerators(kc));
 
 const waiting = (since: string): Condition => ({
-  ...ready('Unknown', 'Progressing', T0),
+  ...progressing(T0),
   lastTransitionTime: since,
 });
 
@@ -70,7 +70,7 @@ describe('detect sweep with an AG whose Ready time is the last second of year 99
         {
           inventory: INVENTORY,
           observedSourcesDigest: DIGEST,
-          conditions: [ready('Unknown', 'Progressing', T0 - 10_000)],
+          conditions: [progressing(T0 - 10_000)],
         },
         { namespace: NS },
       );
