@@ -1,4 +1,4 @@
-// The one condition vocabulary of the tests (unit, integration, e2e, reliability, bench): the Ready
+// The one condition vocabulary of every suite (unit, integration, reliability, bench): the Ready
 // conditions source-watcher v2.1.0 writes on an AG, worded as it words them (../shared/traces), the
 // recovery's own marker, source-watcher's Reconciling, and `readyWith` for any other reason.
 // Every builder takes `(at, generation = 1)`. Pure: no vitest, no client-node, no node:* imports,
@@ -14,8 +14,8 @@ import {
   REASON_RECONCILIATION_FAILED,
   REASON_SUCCEEDED,
 } from '../harness/source-watcher-sim/constants.js';
+import type { ConditionStatus } from '../harness/source-watcher-sim/types.js';
 
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
 /** Every builder's condition carries every field (so the simulator's stricter type takes it too). */
 export type FullCondition = Required<Condition>;
 
