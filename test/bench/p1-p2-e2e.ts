@@ -15,10 +15,11 @@
 
 import { loadavg } from 'node:os';
 
+import { ANNOTATION_ATTEMPTS } from '../../shared/core/tracking.js';
 import { parseRfc3339, type AgProgress, type System } from '../harness/system.js';
-import { pool, type RawKube } from '../support/raw-kube.js';
+import { createOwner, pool, type RawKube } from '../support/raw-kube.js';
 import { withBenchSystem, type SystemRunOptions } from './bench-system.js';
-import { percentile } from './stats.js';
+import { loadSummary, percentile } from './stats.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { REPORT_ONLY, valueRow, valueRowsOf } from './types.js';
 import { sized } from './smoke.js';
@@ -39,7 +40,6 @@ export const P2_TARGET_S = 12.5 * 60;
 export const P2_BUDGET_S = 15 * 60;
 const SEED = 934;
 const MINUTE = 60_000;
-const ATTEMPTS_ANNOTATION = 'cozystack.io/source-watcher-recovery-attempts';
 
 function withSystem<T>(
   ctx: BenchContext,
@@ -77,8 +77,7 @@ async function createStuckPairs(
   for (const name of names) system.sim.loseConditionsWrite(`${namespace}/${name}`, rule);
   for (let at = 0; at < names.length; at += spread.batch) {
     await pool(names.slice(at, at + spread.batch), 16, async (name) => {
-      const ps = await raw.createPackageSource(name);
-      await raw.createAg(namespace, name, { name, uid: ps.metadata?.uid ?? '' }, 'compact');
+      await raw.createAg(namespace, name, await createOwner(raw, name), 'compact');
     });
     if (spread.gapMs > 0) await system.advance(spread.gapMs);
   }
@@ -91,7 +90,7 @@ async function createStuckPairs(
  */
 function readyUnknownSince(system: System, p: AgProgress): number {
   const versions = system.progress.agVersions(p.ag);
-  const claim = versions.findIndex((v) => v.annotations[ATTEMPTS_ANNOTATION] !== undefined);
+  const claim = versions.findIndex((v) => v.annotations[ANNOTATION_ATTEMPTS] !== undefined);
   const before = claim < 0 ? versions : versions.slice(0, claim);
   const unknown = before.filter((v) => v.status === 'Unknown' && !v.deleted);
   const ltt = parseRfc3339(unknown[unknown.length - 1]?.lastTransitionTime);
@@ -171,11 +170,7 @@ async function p1Real(ctx: BenchContext): Promise<BenchRow[]> {
         const p50 = percentile(sinceStallS, 50);
         const p99 = percentile(sinceStallS, 99);
         const wallS = (performance.now() - started) / 1000;
-        const load = {
-          min: Math.min(...loads),
-          max: Math.max(...loads),
-          mean: Math.round((loads.reduce((a, b) => a + b, 0) / loads.length) * 100) / 100,
-        };
+        const load = loadSummary(loads);
         ctx.log(
           `  real clock: p50 ${p50.toFixed(2)} s, p99 ${p99.toFixed(2)} s after the lost write ` +
             `(load ${load.min.toFixed(1)}-${load.max.toFixed(1)}, wall ${wallS.toFixed(0)} s)`,

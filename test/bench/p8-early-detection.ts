@@ -12,7 +12,7 @@ import { runFleet } from '../harness/fleet.js';
 import type { BrokerTuning } from '../harness/system.js';
 import { withBenchSystem } from './bench-system.js';
 import { percentile } from './stats.js';
-import { smokeMode } from './smoke.js';
+import { sizeNamed, smokeMode } from './smoke.js';
 import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { REPORT_ONLY, unmeasuredRow, valueRowsOf } from './types.js';
@@ -39,10 +39,8 @@ export type FleetSize = keyof typeof FLEETS;
 type Fleet = (typeof FLEETS)[FleetSize];
 
 /** The fleet named by P8_SIZE (unset: standard); anything else is refused with the choices. */
-export function fleetSize(value: string | undefined): FleetSize {
-  if (value === undefined || value === '') return 'standard';
-  if (value === 'standard' || value === 'full') return value;
-  throw new Error(`P8_SIZE must be "standard" or "full", got ${JSON.stringify(value)}`);
+export function fleetSize(value: string | undefined): Exclude<FleetSize, 'smoke'> {
+  return sizeNamed('P8_SIZE', value, ['standard', 'full'], 'standard');
 }
 const NAMESPACE = 'cozy-system';
 

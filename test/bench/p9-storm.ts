@@ -24,7 +24,7 @@ import {
   STORM_VIRTUAL_CLOCK_ENV,
 } from '../support/storm.js';
 import { withBenchSystem } from './bench-system.js';
-import { smokeMode } from './smoke.js';
+import { sizeNamed, smokeMode } from './smoke.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { ratioRow, REPORT_ONLY, unmeasuredRow, valueRowsOf } from './types.js';
 
@@ -37,9 +37,7 @@ export const P9_FLEETS = {
 export type P9Size = keyof typeof P9_FLEETS;
 
 export function p9Size(value: string | undefined): P9Size {
-  if (value === undefined || value === '') return 'full';
-  if (value === 'full' || value === 'standard' || value === 'smoke') return value;
-  throw new Error(`P9_SIZE must be "full", "standard" or "smoke", got ${JSON.stringify(value)}`);
+  return sizeNamed('P9_SIZE', value, ['full', 'standard', 'smoke'], 'full');
 }
 
 const CONCURRENCIES = [4, 20] as const;

@@ -71,24 +71,15 @@ export function ratioRow(opts: {
   minRatio?: number;
   detail?: Record<string, unknown>;
 }): BenchRow {
+  const { maxRatio, minRatio, ...row } = opts;
   const ratio = opts.baseline > 0 ? opts.value / opts.baseline : null;
   let pass: boolean | null = null;
-  if (ratio !== null && (opts.maxRatio !== undefined || opts.minRatio !== undefined)) {
+  if (ratio !== null && (maxRatio !== undefined || minRatio !== undefined)) {
     pass =
-      (opts.maxRatio === undefined || ratio <= opts.maxRatio) &&
-      (opts.minRatio === undefined || ratio >= opts.minRatio);
+      (maxRatio === undefined || ratio <= maxRatio) &&
+      (minRatio === undefined || ratio >= minRatio);
   }
-  return {
-    id: opts.id,
-    metric: opts.metric,
-    value: opts.value,
-    baseline: opts.baseline,
-    unit: opts.unit,
-    ratio,
-    target: opts.target,
-    pass,
-    ...(opts.detail !== undefined ? { detail: opts.detail } : {}),
-  };
+  return { ...valueRow({ ...row, pass }), ratio };
 }
 
 interface ValueRowOptions {
