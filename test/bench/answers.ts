@@ -31,3 +31,25 @@ export function expectResult(
   }
   return got;
 }
+
+/**
+ * Posts with `post` (HTTP 200 each time) every 100 ms until the answer's result is `result`,
+ * starting from `first` when given; throws after 10 s.
+ */
+export async function untilResult<A extends { readonly status: number; readonly body: unknown }>(
+  what: string,
+  result: string,
+  post: () => Promise<A>,
+  first?: A,
+): Promise<A> {
+  const deadline = Date.now() + 10_000;
+  let answer = first ?? (await post());
+  while (expectResult(what, answer) !== result) {
+    if (Date.now() > deadline) {
+      throw new Error(`${what}: never "${result}": ${JSON.stringify(answer.body)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    answer = await post();
+  }
+  return answer;
+}

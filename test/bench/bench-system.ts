@@ -25,18 +25,14 @@ export interface BenchAdmin {
   readonly raw: RawKube;
 }
 
-export function adminOf(server: BenchApiServer): BenchAdmin {
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  return { kc, raw: createRawKube(kc) };
-}
-
 /** The shared test API server (started on first use) and its admin. */
 export async function benchCluster(
   ctx: BenchContext,
 ): Promise<BenchAdmin & { server: BenchApiServer }> {
   const server = await ctx.apiServer();
-  return { server, ...adminOf(server) };
+  const kc = new KubeConfig();
+  kc.loadFromFile(server.kubeconfigPath);
+  return { server, kc, raw: createRawKube(kc) };
 }
 
 export type SystemRunOptions = Omit<SystemOptions, 'kubeConfig' | 'serviceAccountTokens'>;

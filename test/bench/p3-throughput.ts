@@ -12,9 +12,9 @@ import { agUpdateHeaders, realisticUpdate } from './events.js';
 import { runLoad, type LoadResult } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
 import { spawnServer, timeToFirstAnswer, postOnce } from '../harness/functions.js';
-import { adminOf } from './bench-system.js';
+import { benchCluster } from './bench-system.js';
 import { createHealthyAg } from '../support/raw-kube.js';
-import { expectResult, resultOf } from './answers.js';
+import { expectResult, untilResult } from './answers.js';
 import { median } from './stats.js';
 import { sized } from './smoke.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
@@ -179,15 +179,15 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
 
 async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
   const metric = 'surface-stalled rate, in-step PackageSource, vs the parser alone';
-  let server;
+  let cluster;
   try {
-    server = await ctx.apiServer();
+    cluster = await benchCluster(ctx);
   } catch (e) {
     ctx.log(`  test API server unavailable: ${(e as Error).message.split('\n')[0] ?? ''}`);
     return unmeasuredRow('P3', metric, 'report', 'TODO: needs API server');
   }
   const scripts = await ctx.scripts();
-  const { raw } = adminOf(server);
+  const { server, raw } = cluster;
   const namespace = 'bench-p3';
   const name = `bench-p3-${randomBytes(4).toString('hex')}`;
   const ag = await createHealthyAg(raw, namespace, name, { owned: true });
@@ -203,13 +203,12 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
     // Bring the PackageSource in step, then wait until the cached reads say so.
     const probe = await spawnServer(ss.script, ss.env);
     try {
-      let answer = (await timeToFirstAnswer(probe, headers, body)).answer;
-      const deadline = Date.now() + 10_000;
-      while (resultOf(answer) !== 'in-step') {
-        if (Date.now() > deadline) throw new Error(`PackageSource never in step: ${answer.body}`);
-        await new Promise((r) => setTimeout(r, 100));
-        answer = await postOnce(probe.url, headers, body);
-      }
+      await untilResult(
+        'surface-stalled (the PackageSource in step)',
+        'in-step',
+        () => postOnce(probe.url, headers, body),
+        (await timeToFirstAnswer(probe, headers, body)).answer,
+      );
     } finally {
       await probe.stop();
     }

@@ -16,7 +16,7 @@ import { ANNOTATION_ATTEMPTS, ANNOTATION_REQUESTED_AT } from '../../shared/core/
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
 import { backoffFor } from '../../shared/core/backoff.js';
-import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
+import { startKubeProxy, type KubeProxy, type ProxyCall } from '../support/kube-proxy.js';
 import { actionEvent, agResourceEvent, postEvent } from '../support/http-events.js';
 import {
   functionKubeClient,
@@ -34,13 +34,13 @@ import {
 import { createOwnedPair } from '../support/apiserver.js';
 import { resyncPing } from '../integration/functions/suite-kit.js';
 import type { System } from '../harness/system.js';
-import { expectResult, resultOf } from './answers.js';
+import { expectResult, resultOf, untilResult } from './answers.js';
 import { benchCluster, viaProxy, withBenchSystem, withDeployedFunctions } from './bench-system.js';
 import { listAllAgs } from './paged-list.js';
 import { sized } from './smoke.js';
 import {
   REPORT_ONLY,
-  valueRow,
+  rowsOf,
   type BenchContext,
   type BenchModule,
   type BenchRow,
@@ -56,6 +56,7 @@ const NS_IDLE = 'bench-p5-idle';
 export const OWNED_AGS = 20;
 export const IDLE_PINGS = 12;
 const WRITE_VERBS = ['create', 'update', 'patch', 'delete', 'deletecollection'] as const;
+const row = rowsOf('P5');
 
 const agEvent = (ag: ArtifactGenerator) =>
   agResourceEvent(ag, APISERVER_UPDATE, 'https://10.96.0.1:443');
@@ -67,6 +68,15 @@ const postForce = (
   attempts: number,
   decidedAt: number,
 ) => postEvent(urlOf(fns, 'force-drift'), actionEvent(ACTION_FORCE, ag, attempts, decidedAt));
+
+/**
+ * force-drift's requests since the proxy's record was cleared: the force's Kubernetes Event
+ * writes (issue 15), and the protocol's requests counted apart from them.
+ */
+function forceDriftCalls(proxy: KubeProxy): { protocol: number; events: ProxyCall[] } {
+  const events = proxy.callsMatching({ clientTag: 'force-drift', resource: 'events' });
+  return { protocol: proxy.count({ clientTag: 'force-drift' }) - events.length, events };
+}
 
 async function requestsPerForce(
   proxy: KubeProxy,
@@ -100,14 +110,13 @@ async function requestsPerForce(
     ) {
       throw new Error(`the force did not land: ${JSON.stringify({ ready, annotations })}`);
     }
-    // The force's Kubernetes Event (issue 15) is counted apart from the protocol's requests; the
-    // proxy saw the API server create it (201).
-    const events = proxy.callsMatching({ clientTag: 'force-drift', resource: 'events' });
+    // The proxy saw the API server create the force's Kubernetes Event (201).
+    const { protocol, events } = forceDriftCalls(proxy);
     if (!events.some((c) => c.verb === 'create' && c.upstreamStatus === 201)) {
       throw new Error(`the force's Event was not created: ${JSON.stringify(events)}`);
     }
     eventWrites.push(events.length);
-    perForce.push(proxy.count({ clientTag: 'force-drift' }) - events.length);
+    perForce.push(protocol);
     breakdown.push(proxy.counters({ clientTag: 'force-drift' }));
   }
   await raw.deleteAllAgs(NS_FORCE);
@@ -115,8 +124,7 @@ async function requestsPerForce(
   if (owned) {
     // docs/adr/0020: one cached read of the PackageSource more, to leave one being deleted alone.
     return [
-      valueRow({
-        id: 'P5',
+      row({
         metric: 'API requests per force, AG owned by a PackageSource (worst of 3)',
         value: worst,
         unit: 'req',
@@ -127,8 +135,7 @@ async function requestsPerForce(
   }
   const worstEvents = Math.max(...eventWrites);
   return [
-    valueRow({
-      id: 'P5',
+    row({
       metric: 'API requests per force, without its Event (worst of 3)',
       value: worst,
       unit: 'req',
@@ -136,8 +143,7 @@ async function requestsPerForce(
       pass: worst <= 4,
       detail: { perForce, breakdown: breakdown[0] },
     }),
-    valueRow({
-      id: 'P5',
+    row({
       metric: 'Event writes per force (issue 15, worst of 3)',
       value: worstEvents,
       unit: 'req',
@@ -156,8 +162,7 @@ async function detectNoOp(
   proxy.clearCalls();
   expectResult('detect no-op', await postEvent(urlOf(fns, 'detect'), agEvent(ag)), 'healthy');
   const calls = proxy.count({ clientTag: 'detect' });
-  return valueRow({
-    id: 'P5',
+  return row({
     metric: "API requests for detect's no-op event",
     value: calls,
     unit: 'req',
@@ -174,13 +179,9 @@ async function inStepPackageSource(
   const name = `bench-p5-instep-${randomUUID().slice(0, 8)}`;
   const ag = await createHealthyAg(raw, NS_HEALTHY, name, { owned: true });
   // Bring it in step, and wait until the API server's cache has caught up.
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const answer = await postEvent(urlOf(fns, 'surface-stalled'), agEvent(ag));
-    if (expectResult('surface-stalled', answer) === 'in-step') break;
-    if (Date.now() > deadline) throw new Error(`never in step: ${JSON.stringify(answer.body)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await untilResult('surface-stalled', 'in-step', () =>
+    postEvent(urlOf(fns, 'surface-stalled'), agEvent(ag)),
+  );
   const rvBefore = (await raw.getPackageSource(name)).metadata?.resourceVersion;
   proxy.clearCalls();
   const answer = await postEvent(urlOf(fns, 'surface-stalled'), agEvent(ag));
@@ -190,8 +191,7 @@ async function inStepPackageSource(
   const cachedReads = reads.filter((c) => /[?&]resourceVersion=0(&|$)/.test(c.path)).length;
   const writes = calls.filter((c) => (WRITE_VERBS as readonly string[]).includes(c.verb)).length;
   const rvAfter = (await raw.getPackageSource(name)).metadata?.resourceVersion;
-  return valueRow({
-    id: 'P5',
+  return row({
     metric: 'API requests for an in-step PackageSource',
     value: calls.length,
     unit: 'req',
@@ -257,8 +257,7 @@ async function sweepAndIdle(
   const writes = proxy.count({ verb: [...WRITE_VERBS] });
   const emits = sinkEvents() - emitsBefore;
   return [
-    valueRow({
-      id: 'P5',
+    row({
       metric: `list calls per detect sweep (${total.toLocaleString('en-US')} AGs)`,
       value: sweepLists,
       unit: 'calls',
@@ -266,8 +265,7 @@ async function sweepAndIdle(
       pass: sweepLists === expectedLists,
       detail: { agCount: total, calls: sweepCalls },
     }),
-    valueRow({
-      id: 'P5',
+    row({
       metric: `writes over ${IDLE_PINGS} resync pings sent back to back, detect + surface-stalled (not an hour: see the virtual-clock row)`,
       value: writes,
       unit: 'writes',
@@ -347,10 +345,10 @@ async function requestsPerAttempt(proxy: KubeProxy, raw: RawKube): Promise<Bench
           if (got !== String(attempt)) {
             throw new Error(`attempt ${attempt}: the AG says attempts=${String(got)}`);
           }
-          const events = proxy.callsMatching({ clientTag: 'force-drift', resource: 'events' });
+          const { protocol, events } = forceDriftCalls(proxy);
           counted.push({
             attempt,
-            protocol: proxy.count({ clientTag: 'force-drift' }) - events.length,
+            protocol,
             events: events.length,
             eventVerbs: events.map((c) => `${c.verb} ${c.upstreamStatus ?? ''}`.trim()),
           });
@@ -362,8 +360,7 @@ async function requestsPerAttempt(proxy: KubeProxy, raw: RawKube): Promise<Bench
     const total = perAttempt.reduce((n, a) => n + a.protocol + a.events, 0);
     return [
       ...perAttempt.map((a) =>
-        valueRow({
-          id: 'P5',
+        row({
           metric: `force attempt ${a.attempt}/${cfg.maxAttempts}: API requests without its Event (+ ${a.events} Event write(s))`,
           value: a.protocol,
           unit: 'req',
@@ -372,8 +369,7 @@ async function requestsPerAttempt(proxy: KubeProxy, raw: RawKube): Promise<Bench
           detail: { eventWrites: a.events, eventCalls: a.eventVerbs },
         }),
       ),
-      valueRow({
-        id: 'P5',
+      row({
         metric: `a whole 5-force cycle: API requests with the Event writes (source-watcher never rebuilds)`,
         value: total,
         unit: 'req',
@@ -432,8 +428,7 @@ async function idleHour(system: System, kc: KubeConfig): Promise<BenchRow> {
   const byFn = Object.fromEntries(
     fnTags.map((t) => [t, hour.filter((c) => c.clientTag === t).length]),
   );
-  return valueRow({
-    id: 'P5',
+  return row({
     metric: `writes in an idle hour on the virtual clock (${pairs} healthy pairs, ${resyncs} resyncs fired by the PingSource emulation)`,
     value: writes.length,
     unit: 'writes',

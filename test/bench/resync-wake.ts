@@ -10,7 +10,7 @@ import { spawnServer, timeToFirstAnswer } from '../harness/functions.js';
 import { createHealthyAgs } from '../support/raw-kube.js';
 import { resyncPing } from '../integration/functions/suite-kit.js';
 import { expectResult } from './answers.js';
-import { adminOf } from './bench-system.js';
+import { benchCluster } from './bench-system.js';
 import type { BenchContext } from './types.js';
 
 /** Healthy AGs in the cluster while the sweep runs (a Cozystack install has tens). */
@@ -29,9 +29,8 @@ export async function measureResyncWake(
   namespace: string,
   runs: number,
 ): Promise<{ samples: WakeSample[]; ags: number }> {
-  const server = await ctx.apiServer();
+  const { server, raw } = await benchCluster(ctx);
   const scripts = await ctx.scripts();
-  const { raw } = adminOf(server);
   await createHealthyAgs(
     raw,
     namespace,

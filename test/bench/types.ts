@@ -111,6 +111,11 @@ export function valueRow(opts: ValueRowOptions): BenchRow {
 /** The target and pass of an informational row (no target to meet). */
 export const REPORT_ONLY = { target: 'report', pass: null } as const;
 
+/** valueRow for the rows of one metric, which all carry its id. */
+export function rowsOf(id: string): (opts: Omit<ValueRowOptions, 'id'>) => BenchRow {
+  return (opts) => valueRow({ id, ...opts });
+}
+
 /** valueRow for the rows of one measurement, which all carry its id and detail. */
 export function valueRowsOf(
   id: string,
