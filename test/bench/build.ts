@@ -52,6 +52,11 @@ async function compileBenchServer(
   );
 }
 
+/** Where the bench writes the scripts it runs with `node` (node_modules resolves from there). */
+export function benchCacheDir(root: string): string {
+  return join(root, 'node_modules', '.cache', 'swr-bench');
+}
+
 async function compileBenchModule(
   root: string,
   name: string,
@@ -66,7 +71,7 @@ async function compileBenchModule(
     },
     fileName: `${name}.ts`,
   });
-  const dir = join(root, 'node_modules', '.cache', 'swr-bench');
+  const dir = benchCacheDir(root);
   await mkdir(dir, { recursive: true });
   const file = join(dir, `${name}.mjs`);
   await writeFile(file, rewrite(out.outputText));

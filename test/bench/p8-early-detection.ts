@@ -15,7 +15,7 @@ import { percentile } from './stats.js';
 import { sizeNamed, smokeMode } from './smoke.js';
 import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
-import { REPORT_ONLY, unmeasuredRow, valueRowsOf } from './types.js';
+import { REPORT_ONLY, rowsPerVariant, valueRowsOf } from './types.js';
 
 /** Issue 13: stall -> first force within 3 s (p99) when the stall left the signal. */
 const SIGNAL_TARGET_S = 3;
@@ -67,7 +67,6 @@ export const p8: BenchModule = {
   id: 'P8',
   title: 'early detection at scale: signal timing, wrong forces and cost',
   async run(ctx) {
-    const rows: BenchRow[] = [];
     const size: FleetSize = smokeMode() ? 'smoke' : fleetSize(process.env['P8_SIZE']);
     ctx.log(`  fleet: ${size} (P8_SIZE)`);
     // P8_REPLICAS=3 runs the variants with that many replicas only (each takes minutes).
@@ -75,15 +74,12 @@ export const p8: BenchModule = {
     const variants = smokeMode()
       ? VARIANTS.slice(0, 1)
       : VARIANTS.filter((x) => only === undefined || String(x.replicas) === only);
-    for (const v of variants) {
-      try {
-        rows.push(...(await runVariant(ctx, v, FLEETS[size])));
-      } catch (e) {
-        // One variant failing keeps the other's rows.
-        rows.push(unmeasuredRow('P8', `${v.label}: the fleet run`, 'runs', `error: ${String(e)}`));
-      }
-    }
-    return rows;
+    return rowsPerVariant(
+      'P8',
+      variants,
+      (v) => `${v.label}: the fleet run`,
+      (v) => runVariant(ctx, v, FLEETS[size]),
+    );
   },
 };
 

@@ -26,7 +26,7 @@ import {
 import { withBenchSystem } from './bench-system.js';
 import { sizeNamed, smokeMode } from './smoke.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
-import { ratioRow, REPORT_ONLY, unmeasuredRow, valueRowsOf } from './types.js';
+import { ratioRow, REPORT_ONLY, rowsPerVariant, valueRowsOf } from './types.js';
 
 export const P9_FLEETS = {
   full: { pairs: 150, once: 16, twice: 12, always: 12, alwaysWithHonestFailure: 2 },
@@ -56,24 +56,12 @@ export const p9: BenchModule = {
     const size = smokeMode() ? 'smoke' : p9Size(process.env['P9_SIZE']);
     const only = process.env['P9_CONCURRENCY'] ?? (smokeMode() ? '4' : undefined);
     ctx.log(`  fleet: ${size} (P9_SIZE)`);
-    const rows: BenchRow[] = [];
-    for (const concurrency of CONCURRENCIES.filter(
-      (c) => only === undefined || String(c) === only,
-    )) {
-      try {
-        rows.push(...(await runVariant(ctx, P9_FLEETS[size], concurrency)));
-      } catch (e) {
-        rows.push(
-          unmeasuredRow(
-            'P9',
-            `concurrency ${concurrency}: the storm run`,
-            'runs',
-            `error: ${String(e)}`,
-          ),
-        );
-      }
-    }
-    return rows;
+    return rowsPerVariant(
+      'P9',
+      CONCURRENCIES.filter((c) => only === undefined || String(c) === only),
+      (concurrency) => `concurrency ${concurrency}: the storm run`,
+      (concurrency) => runVariant(ctx, P9_FLEETS[size], concurrency),
+    );
   },
 };
 

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { startBenchApiServer, type StartedApiServer } from './bench-apiserver.js';
 import { buildEchoServer, buildParseEchoServer, ENTRY_POINTS } from './build.js';
+import { measureImportCosts, type ImportCost } from './import-cost.js';
 import { p1, p2 } from './p1-p2-e2e.js';
 import { p3 } from './p3-throughput.js';
 import { p4 } from './p4-cold-start.js';
@@ -147,6 +148,7 @@ async function main(): Promise<number> {
 
   let scripts: Promise<BenchScripts> | undefined;
   let apiServer: Promise<StartedApiServer> | undefined;
+  let importCosts: Promise<Record<string, ImportCost>> | undefined;
   const ctx: BenchContext = {
     root: ROOT,
     log,
@@ -168,6 +170,10 @@ async function main(): Promise<number> {
         apiServer = startBenchApiServer();
       }
       return apiServer;
+    },
+    importCosts() {
+      importCosts ??= measureImportCosts(ROOT);
+      return importCosts;
     },
   };
 
