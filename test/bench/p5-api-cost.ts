@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_GRACE_PERIOD_MS, DEFAULT_RECOVERY_CONFIG } from '../../shared/core/config.js';
 import { REASON_FORCED, readyOf } from '../../shared/core/conditions.js';
-import { ACTION_FORCE, APISERVER_UPDATE } from '../../shared/core/events.js';
+import { ACTION_FORCE, ACTION_PREFIX, APISERVER_UPDATE } from '../../shared/core/events.js';
 import { ANNOTATION_ATTEMPTS, ANNOTATION_REQUESTED_AT } from '../../shared/core/tracking.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
@@ -32,6 +32,7 @@ import {
   type RawKube,
 } from '../support/raw-kube.js';
 import { createOwnedPair } from '../support/apiserver.js';
+import { ALARM_NAMESPACE } from '../support/recovery-alarm.js';
 import { resyncPing } from '../integration/functions/suite-kit.js';
 import type { System } from '../harness/system.js';
 import { expectResult, resultOf, untilResult } from './answers.js';
@@ -411,20 +412,19 @@ async function idleHour(system: System, kc: KubeConfig): Promise<BenchRow> {
   );
   // Past any follow-up the first builds armed, so the hour starts idle.
   await system.advance(5 * 60_000);
+  const fnTags = ['detect', 'force-drift', 'surface-stalled'];
+  const resyncsFired = () => system.knative.pings.firesOf(ALARM_NAMESPACE, 'resync').length;
   const callsBefore = system.proxy.calls.length;
+  const writesBefore = system.writesBy(fnTags).length;
   const ingestedBefore = system.knative.broker.ingested.length;
-  const resyncsBefore = system.knative.pings.firesOf('source-watcher-recovery', 'resync').length;
+  const resyncsBefore = resyncsFired();
   await system.advance(60 * 60_000);
   const hour = system.proxy.calls.slice(callsBefore);
-  const fnTags = ['detect', 'force-drift', 'surface-stalled'];
-  const writes = hour.filter(
-    (c) => fnTags.includes(c.clientTag) && (WRITE_VERBS as readonly string[]).includes(c.verb),
-  );
-  const resyncs =
-    system.knative.pings.firesOf('source-watcher-recovery', 'resync').length - resyncsBefore;
+  const writes = system.writesBy(fnTags).slice(writesBefore);
+  const resyncs = resyncsFired() - resyncsBefore;
   const actions = system.knative.broker.ingested
     .slice(ingestedBefore)
-    .filter((r) => r.event.type.startsWith('io.cozystack.sourcewatcher.')).length;
+    .filter((r) => r.event.type.startsWith(ACTION_PREFIX)).length;
   const byFn = Object.fromEntries(
     fnTags.map((t) => [t, hour.filter((c) => c.clientTag === t).length]),
   );
