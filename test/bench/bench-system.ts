@@ -35,15 +35,20 @@ export async function benchCluster(
   return { server, kc, raw: createRawKube(kc) };
 }
 
-export type SystemRunOptions = Omit<SystemOptions, 'kubeConfig' | 'serviceAccountTokens'>;
+export type SystemRunOptions = Omit<
+  SystemOptions,
+  'kubeConfig' | 'serviceAccountTokens' | 'pingSeed'
+>;
 
 /**
- * Runs `run` on a fresh system on the bench's API server, then stops it and deletes the AGs in
- * `namespace`, every PackageSource and the alarm. `tolerant`: a failing clean-up is ignored.
+ * Runs `run` on a fresh system on the bench's API server, `seed` the seed of both the PingSource
+ * jitter and the simulator, then stops it and deletes the AGs in `namespace`, every PackageSource
+ * and the alarm. `tolerant`: a failing clean-up is ignored.
  */
 export async function withBenchSystem<T>(
   ctx: BenchContext,
   namespace: string,
+  seed: number,
   options: SystemRunOptions,
   run: (system: System, admin: BenchAdmin) => Promise<T>,
   cleanup: 'strict' | 'tolerant' = 'strict',
@@ -53,6 +58,8 @@ export async function withBenchSystem<T>(
     kubeConfig: kc,
     serviceAccountTokens: server.serviceAccountTokens,
     ...options,
+    pingSeed: seed,
+    sourceWatcher: { ...options.sourceWatcher, seed },
   });
   const step = async (task: () => Promise<unknown>): Promise<void> => {
     if (cleanup === 'strict') await task();

@@ -389,13 +389,7 @@ async function requestsPerAttempt(proxy: KubeProxy, raw: RawKube): Promise<Bench
  * jitter). Every write by the functions, every emit, and the resyncs fired are counted.
  */
 function idleHourVirtual(ctx: BenchContext): Promise<BenchRow> {
-  return withBenchSystem(
-    ctx,
-    NS_IDLE,
-    { pingSeed: 5, sourceWatcher: { seed: 5 } },
-    (system, { kc }) => idleHour(system, kc),
-    'tolerant',
-  );
+  return withBenchSystem(ctx, NS_IDLE, 5, {}, (system, { kc }) => idleHour(system, kc), 'tolerant');
 }
 
 async function idleHour(system: System, kc: KubeConfig): Promise<BenchRow> {

@@ -14,6 +14,7 @@ import { withBenchSystem } from './bench-system.js';
 import { percentile } from './stats.js';
 import { sizeNamed, smokeMode } from './smoke.js';
 import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
+import { REASON_AWAITING } from '../../shared/core/conditions.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { REPORT_ONLY, rowsPerVariant, valueRowsOf } from './types.js';
 
@@ -87,13 +88,13 @@ async function runVariant(ctx: BenchContext, v: Variant, fleet: Fleet): Promise<
   return withBenchSystem(
     ctx,
     NAMESPACE,
+    8,
     {
       replicas: v.replicas,
       ...(v.broker !== undefined ? { broker: v.broker } : {}),
-      pingSeed: 8,
       // At this size one settle can take long on a loaded machine (every settle lists the world).
       settleTimeoutMs: 600_000,
-      sourceWatcher: { seed: 8, concurrency: v.concurrency },
+      sourceWatcher: { concurrency: v.concurrency },
     },
     async (system) => {
       ctx.log(`  ${v.label}`);
@@ -119,9 +120,7 @@ async function runVariant(ctx: BenchContext, v: Variant, fleet: Fleet): Promise<
       const forcesOf = (ms: readonly { name: string; key: string }[]): number =>
         ms.reduce((n, m) => n + system.progress.of(m.key).forces.length, 0);
       const awaitingUnderGrace = underGrace.filter((m) =>
-        system.progress
-          .packageSourceVersions(m.name)
-          .some((x) => x.reason === 'AwaitingSourceWatcherRecovery'),
+        system.progress.packageSourceVersions(m.name).some((x) => x.reason === REASON_AWAITING),
       ).length;
       const reForces = r.stallReForces.reduce((n, x) => n + x.forces, 0);
       const detail = {

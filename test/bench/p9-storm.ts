@@ -74,12 +74,12 @@ async function runOnce(
   return withBenchSystem(
     ctx,
     NAMESPACE,
+    9,
     {
       broker: { retryOn: 'clock', defaultTimeoutMs: STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS },
       env: STORM_VIRTUAL_CLOCK_ENV,
-      pingSeed: 9,
       settleTimeoutMs: 600_000,
-      sourceWatcher: { seed: 9, concurrency },
+      sourceWatcher: { concurrency },
     },
     async (system) => {
       const profile = storm ? system.startStorm({ seed: SEED }) : undefined;
