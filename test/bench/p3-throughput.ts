@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { agUpdateHeaders, realisticUpdate } from './events.js';
 import { runLoad, type LoadResult } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
-import { spawnServer, timeToFirstAnswer, postOnce } from '../harness/functions.js';
+import { postOnce, spawnServer, timeToFirstAnswer, withFirstAnswer } from '../harness/functions.js';
 import { benchCluster } from './bench-system.js';
 import { createHealthyAg } from '../support/raw-kube.js';
 import { expectResult, untilResult } from './answers.js';
@@ -38,21 +38,19 @@ interface Target {
   readonly env: Record<string, string>;
 }
 
-/** Spawns the server, checks it answers the event with 200, warms it up, measures. */
 interface Measured extends LoadResult {
   /** Server CPU (user + system) per answered event during the measured load, microseconds. */
   readonly cpuUsPerEvent: number;
 }
 
-async function measure(
+/** Spawns the server, checks it answers the event with 200, warms it up, measures. */
+function measure(
   ctx: BenchContext,
   target: Target,
   headers: Record<string, string>,
   body: string,
 ): Promise<Measured> {
-  const server = await spawnServer(target.script, target.env);
-  try {
-    expectResult(target.name, (await timeToFirstAnswer(server, headers, body)).answer);
+  return withFirstAnswer(target.script, target.env, headers, body, async (server) => {
     const load = (durationSec: number): Promise<LoadResult> =>
       runLoad(ctx.root, { url: server.url, headers, body, connections: CONNECTIONS, durationSec });
     await load(WARMUP_SEC);
@@ -69,9 +67,7 @@ async function measure(
         `${cpuUsPerEvent.toFixed(0)} us CPU per event)`,
     );
     return { ...result, cpuUsPerEvent };
-  } finally {
-    await server.stop();
-  }
+  });
 }
 
 async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
