@@ -18,7 +18,7 @@ import { expectResult, untilResult } from './answers.js';
 import { median } from './stats.js';
 import { sized } from './smoke.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
-import { ratioRow, unmeasuredRow, valueRow } from './types.js';
+import { ratioRow, REPORT_ONLY, unmeasuredRow, valueRow } from './types.js';
 
 export const CONNECTIONS = 10;
 export const WARMUP_SEC = 1;
@@ -150,8 +150,7 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
         metric: `detect's own CPU per no-op event beyond the parser (median of ${n} rounds)`,
         value: median(overheadUs),
         unit: 'us',
-        target: 'report',
-        pass: null,
+        ...REPORT_ONLY,
         detail: {
           perRoundUs: overheadUs.map(Math.round),
           minUs: Math.round(Math.min(...overheadUs)),
