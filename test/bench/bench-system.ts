@@ -1,10 +1,21 @@
-// The rows' way onto the bench's test API server: its admin KubeConfig and the fleet writer, and
-// the end-to-end system (test/harness/system.ts) on it, with the world cleaned after each run
-// for the rows that follow (they count writes).
+// The rows' way onto the bench's test API server: its admin KubeConfig and the fleet writer, the
+// end-to-end system (test/harness/system.ts) on it, with the world cleaned after each run for the
+// rows that follow (they count writes), and the functions in this process as deployed.
 
 import { KubeConfig } from '@kubernetes/client-node';
+import type { KubePort } from '../../shared/kube/port.js';
+import type { Clock } from '../../shared/runtime/clock.js';
+import {
+  closeAll,
+  functionKubeClient,
+  startAsDeployed,
+  type FunctionName,
+  type RunningFunction,
+} from '../harness/functions.js';
 import { createSystem, type System, type SystemOptions } from '../harness/system.js';
 import { deleteAlarm } from '../harness/system/world.js';
+import { startEventSink, type EventSink } from '../support/http-events.js';
+import type { KubeProxy } from '../support/kube-proxy.js';
 import { createRawKube, type RawKube } from '../support/raw-kube.js';
 import type { BenchApiServer, BenchContext } from './types.js';
 
@@ -14,29 +25,30 @@ export interface BenchAdmin {
   readonly raw: RawKube;
 }
 
-export function adminOf(server: BenchApiServer): BenchAdmin {
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  return { kc, raw: createRawKube(kc) };
-}
-
 /** The shared test API server (started on first use) and its admin. */
 export async function benchCluster(
   ctx: BenchContext,
 ): Promise<BenchAdmin & { server: BenchApiServer }> {
   const server = await ctx.apiServer();
-  return { server, ...adminOf(server) };
+  const kc = new KubeConfig();
+  kc.loadFromFile(server.kubeconfigPath);
+  return { server, kc, raw: createRawKube(kc) };
 }
 
-export type SystemRunOptions = Omit<SystemOptions, 'kubeConfig' | 'serviceAccountTokens'>;
+export type SystemRunOptions = Omit<
+  SystemOptions,
+  'kubeConfig' | 'serviceAccountTokens' | 'pingSeed'
+>;
 
 /**
- * Runs `run` on a fresh system on the bench's API server, then stops it and deletes the AGs in
- * `namespace`, every PackageSource and the alarm. `tolerant`: a failing clean-up is ignored.
+ * Runs `run` on a fresh system on the bench's API server, `seed` the seed of both the PingSource
+ * jitter and the simulator, then stops it and deletes the AGs in `namespace`, every PackageSource
+ * and the alarm. `tolerant`: a failing clean-up is ignored.
  */
 export async function withBenchSystem<T>(
   ctx: BenchContext,
   namespace: string,
+  seed: number,
   options: SystemRunOptions,
   run: (system: System, admin: BenchAdmin) => Promise<T>,
   cleanup: 'strict' | 'tolerant' = 'strict',
@@ -46,6 +58,8 @@ export async function withBenchSystem<T>(
     kubeConfig: kc,
     serviceAccountTokens: server.serviceAccountTokens,
     ...options,
+    pingSeed: seed,
+    sourceWatcher: { ...options.sourceWatcher, seed },
   });
   const step = async (task: () => Promise<unknown>): Promise<void> => {
     if (cleanup === 'strict') await task();
@@ -58,5 +72,33 @@ export async function withBenchSystem<T>(
     await step(() => raw.deleteAllAgs(namespace));
     await step(() => raw.deleteAllPackageSources());
     await step(() => deleteAlarm(kc));
+  }
+}
+
+/** Each function's client through `proxy`, tagged with its name. */
+export function viaProxy(proxy: KubeProxy): (fn: FunctionName) => KubePort {
+  return (fn) => functionKubeClient(fn, proxy.kubeConfig(fn));
+}
+
+/**
+ * Runs `run` with the functions started in this process as deployed (the functions room's
+ * startAsDeployed), each on the client `kubeOf` gives it and on `clock`, detect emitting to a
+ * fresh Broker stand-in; closes the functions and the stand-in after.
+ */
+export async function withDeployedFunctions<T>(
+  kubeOf: (fn: FunctionName) => KubePort,
+  run: (fns: readonly RunningFunction[], sink: EventSink) => Promise<T>,
+  clock?: Clock,
+): Promise<T> {
+  const sink = await startEventSink();
+  try {
+    const fns = await startAsDeployed(kubeOf, sink.url, clock);
+    try {
+      return await run(fns, sink);
+    } finally {
+      await closeAll(fns);
+    }
+  } finally {
+    await sink.close();
   }
 }

@@ -27,12 +27,15 @@ const PARSER_SOURCE = '../../shared/runtime/cloudevent-http.js';
  */
 export async function buildParseEchoServer(root: string): Promise<string> {
   const parser = pathToFileURL(join(root, 'dist', 'shared', 'runtime', 'cloudevent-http.js')).href;
-  return compileBenchServer(root, 'parse-echo-server', (js) => {
-    if (!js.includes(`'${PARSER_SOURCE}'`)) {
-      throw new Error(`parse-echo-server.ts no longer imports ${PARSER_SOURCE}`);
-    }
-    return js.replace(`'${PARSER_SOURCE}'`, `'${parser}'`);
-  });
+  return compileBenchServer(root, 'parse-echo-server', (js) =>
+    repointImport(js, 'parse-echo-server', PARSER_SOURCE, parser),
+  );
+}
+
+/** `js` (compiled from `name`.ts) with its import of `from` pointed at `to`; it must have one. */
+function repointImport(js: string, name: string, from: string, to: string): string {
+  if (!js.includes(`'${from}'`)) throw new Error(`${name}.ts no longer imports ${from}`);
+  return js.replace(`'${from}'`, `'${to}'`);
 }
 
 /** The module both echoes import, compiled next to them. */
@@ -44,12 +47,14 @@ async function compileBenchServer(
   rewrite: (js: string) => string = (js) => js,
 ): Promise<string> {
   await compileBenchModule(root, 'echo-http');
-  return compileBenchModule(root, name, (js) => {
-    if (!js.includes(`'${SHARED_SOURCE}'`)) {
-      throw new Error(`${name}.ts no longer imports ${SHARED_SOURCE}`);
-    }
-    return rewrite(js.replace(`'${SHARED_SOURCE}'`, `'./echo-http.mjs'`));
-  });
+  return compileBenchModule(root, name, (js) =>
+    rewrite(repointImport(js, name, SHARED_SOURCE, './echo-http.mjs')),
+  );
+}
+
+/** Where the bench writes the scripts it runs with `node` (node_modules resolves from there). */
+export function benchCacheDir(root: string): string {
+  return join(root, 'node_modules', '.cache', 'swr-bench');
 }
 
 async function compileBenchModule(
@@ -66,7 +71,7 @@ async function compileBenchModule(
     },
     fileName: `${name}.ts`,
   });
-  const dir = join(root, 'node_modules', '.cache', 'swr-bench');
+  const dir = benchCacheDir(root);
   await mkdir(dir, { recursive: true });
   const file = join(dir, `${name}.mjs`);
   await writeFile(file, rewrite(out.outputText));

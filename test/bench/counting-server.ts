@@ -2,8 +2,7 @@
 // (detect's no-op path must send it nothing; it answers 503 so that any call would show up as a
 // failure too) and for the Broker's ingress (it answers 202).
 
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startHttp } from '../support/http-events.js';
 
 export interface CountingServer {
   readonly url: string;
@@ -15,7 +14,7 @@ export interface CountingServer {
 
 export async function startCountingServer(answerStatus: number): Promise<CountingServer> {
   const seen = new Map<string, number>();
-  const server = createServer((req, res) => {
+  const started = await startHttp((req, res) => {
     const key = `${req.method ?? '?'} ${(req.url ?? '').split('?')[0] ?? ''}`;
     seen.set(key, (seen.get(key) ?? 0) + 1);
     req.resume();
@@ -25,17 +24,12 @@ export async function startCountingServer(answerStatus: number): Promise<Countin
       res.end(answerStatus >= 400 ? '{"kind":"Status","code":503}' : '');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    // Without the trailing slash: a kubeconfig's server and K_SINK's base.
+    url: started.url.replace(/\/$/, ''),
     seen,
     total: () => [...seen.values()].reduce((a, b) => a + b, 0),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => started.close(),
   };
 }
 

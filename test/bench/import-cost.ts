@@ -1,13 +1,12 @@
 // Diagnostics for the cold-start and memory rows: what each runtime dependency costs to import,
-// measured in fresh `node` processes (import time and the RSS it adds), median of RUNS.
+// measured in fresh `node` processes (import time and the RSS it adds), median of RUNS. The bench
+// run measures it once and shares it (BenchContext.importCosts).
 
-import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { runNode } from '../harness/functions.js';
+import { benchCacheDir } from './build.js';
 import { median } from './stats.js';
-
-const run = promisify(execFile);
 
 /** The functions' runtime dependencies, in the order a function loads them. */
 export const RUNTIME_DEPENDENCIES = ['cloudevents', '@kubernetes/client-node', 'pino', 'express'];
@@ -31,26 +30,20 @@ export interface ImportCost {
   readonly rssMiB: number;
 }
 
-let cached: Promise<Record<string, ImportCost>> | undefined;
-
-/** Measured once per bench run and shared by the rows that report it. */
-export function runtimeImportCosts(root: string): Promise<Record<string, ImportCost>> {
-  cached ??= measure(root, RUNTIME_DEPENDENCIES);
-  return cached;
-}
-
-async function measure(
+/** The import cost of each of the functions' runtime dependencies. */
+export async function measureImportCosts(
   root: string,
-  specifiers: readonly string[],
+  specifiers: readonly string[] = RUNTIME_DEPENDENCIES,
 ): Promise<Record<string, ImportCost>> {
   // Under node_modules so that bare specifiers resolve to the project's packages.
-  const dir = join(root, 'node_modules', '.cache', 'swr-bench');
+  const dir = benchCacheDir(root);
   await mkdir(dir, { recursive: true });
   const probe = join(dir, 'import-probe.mjs');
   await writeFile(probe, PROBE);
   const samples: Record<string, ImportCost>[] = [];
   for (let i = 0; i < RUNS; i++) {
-    const { stdout } = await run(process.execPath, [probe, ...specifiers], { cwd: root });
+    const { code, stdout, stderr } = await runNode([probe, ...specifiers], root);
+    if (code !== 0) throw new Error(`the import probe exited ${code}: ${stderr.slice(-2000)}`);
     samples.push(JSON.parse(stdout) as Record<string, ImportCost>);
   }
   const out: Record<string, ImportCost> = {};

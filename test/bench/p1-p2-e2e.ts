@@ -15,10 +15,11 @@
 
 import { loadavg } from 'node:os';
 
+import { ANNOTATION_ATTEMPTS } from '../../shared/core/tracking.js';
 import { parseRfc3339, type AgProgress, type System } from '../harness/system.js';
-import { pool, type RawKube } from '../support/raw-kube.js';
-import { withBenchSystem, type SystemRunOptions } from './bench-system.js';
-import { percentile } from './stats.js';
+import { createOwner, pool, type RawKube } from '../support/raw-kube.js';
+import { withBenchSystem } from './bench-system.js';
+import { loadSummary, percentile } from './stats.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { REPORT_ONLY, valueRow, valueRowsOf } from './types.js';
 import { sized } from './smoke.js';
@@ -39,21 +40,6 @@ export const P2_TARGET_S = 12.5 * 60;
 export const P2_BUDGET_S = 15 * 60;
 const SEED = 934;
 const MINUTE = 60_000;
-const ATTEMPTS_ANNOTATION = 'cozystack.io/source-watcher-recovery-attempts';
-
-function withSystem<T>(
-  ctx: BenchContext,
-  namespace: string,
-  run: (system: System, raw: RawKube) => Promise<T>,
-  extra: Partial<SystemRunOptions> = {},
-): Promise<T> {
-  return withBenchSystem(
-    ctx,
-    namespace,
-    { pingSeed: SEED, sourceWatcher: { seed: SEED }, ...extra },
-    (system, { raw }) => run(system, raw),
-  );
-}
 
 /**
  * Creates `count` PackageSource/AG pairs whose first Ready verdict source-watcher loses, in
@@ -77,8 +63,7 @@ async function createStuckPairs(
   for (const name of names) system.sim.loseConditionsWrite(`${namespace}/${name}`, rule);
   for (let at = 0; at < names.length; at += spread.batch) {
     await pool(names.slice(at, at + spread.batch), 16, async (name) => {
-      const ps = await raw.createPackageSource(name);
-      await raw.createAg(namespace, name, { name, uid: ps.metadata?.uid ?? '' }, 'compact');
+      await raw.createAg(namespace, name, await createOwner(raw, name), 'compact');
     });
     if (spread.gapMs > 0) await system.advance(spread.gapMs);
   }
@@ -91,7 +76,7 @@ async function createStuckPairs(
  */
 function readyUnknownSince(system: System, p: AgProgress): number {
   const versions = system.progress.agVersions(p.ag);
-  const claim = versions.findIndex((v) => v.annotations[ATTEMPTS_ANNOTATION] !== undefined);
+  const claim = versions.findIndex((v) => v.annotations[ANNOTATION_ATTEMPTS] !== undefined);
   const before = claim < 0 ? versions : versions.slice(0, claim);
   const unknown = before.filter((v) => v.status === 'Unknown' && !v.deleted);
   const ltt = parseRfc3339(unknown[unknown.length - 1]?.lastTransitionTime);
@@ -148,67 +133,59 @@ export const p1: BenchModule = {
 async function p1Real(ctx: BenchContext): Promise<BenchRow[]> {
   const namespace = 'bench-p1-real';
   const P1_AGS = p1RealAgs();
-  return withSystem(
-    ctx,
-    namespace,
-    async (system, raw) => {
-      const loads: number[] = [loadavg()[0] ?? 0];
-      const sampler = setInterval(() => loads.push(loadavg()[0] ?? 0), 1_000);
-      const started = performance.now();
-      try {
-        const keys = await createStuckPairs(system, raw, namespace, P1_AGS, P1_REAL_SPREAD);
-        ctx.log(`  real clock: ${P1_AGS} pairs created; waiting for the first forces`);
-        const deadline = Date.now() + 180_000;
-        while (!keys.every((k) => system.progress.of(k).forces.length > 0)) {
-          if (Date.now() > deadline) {
-            const missing = keys.filter((k) => system.progress.of(k).forces.length === 0);
-            throw new Error(`real clock: no first force within 180 s for ${missing.length} AGs`);
-          }
-          await new Promise((r) => setTimeout(r, 100));
+  const recorded = {
+    realClock: true,
+    sourceWatcher: { buildTimeMs: RECORDED_BUILD_MS, concurrency: RECORDED_WORKERS },
+  };
+  return withBenchSystem(ctx, namespace, SEED, recorded, async (system, { raw }) => {
+    const loads: number[] = [loadavg()[0] ?? 0];
+    const sampler = setInterval(() => loads.push(loadavg()[0] ?? 0), 1_000);
+    const started = performance.now();
+    try {
+      const keys = await createStuckPairs(system, raw, namespace, P1_AGS, P1_REAL_SPREAD);
+      ctx.log(`  real clock: ${P1_AGS} pairs created; waiting for the first forces`);
+      const deadline = Date.now() + 180_000;
+      while (!keys.every((k) => system.progress.of(k).forces.length > 0)) {
+        if (Date.now() > deadline) {
+          const missing = keys.filter((k) => system.progress.of(k).forces.length === 0);
+          throw new Error(`real clock: no first force within 180 s for ${missing.length} AGs`);
         }
-        const sinceStallS = stallToFirstForceS(system, keys);
-        loads.push(loadavg()[0] ?? 0);
-        const p50 = percentile(sinceStallS, 50);
-        const p99 = percentile(sinceStallS, 99);
-        const wallS = (performance.now() - started) / 1000;
-        const load = {
-          min: Math.min(...loads),
-          max: Math.max(...loads),
-          mean: Math.round((loads.reduce((a, b) => a + b, 0) / loads.length) * 100) / 100,
-        };
-        ctx.log(
-          `  real clock: p50 ${p50.toFixed(2)} s, p99 ${p99.toFixed(2)} s after the lost write ` +
-            `(load ${load.min.toFixed(1)}-${load.max.toFixed(1)}, wall ${wallS.toFixed(0)} s)`,
-        );
-        const detail = {
-          ags: P1_AGS,
-          clock: 'real (wall-clock)',
-          sourceWatcher: { buildTimeMs: RECORDED_BUILD_MS, workers: RECORDED_WORKERS },
-          install: P1_REAL_SPREAD,
-          minS: Math.min(...sinceStallS),
-          maxS: Math.max(...sinceStallS),
-          overTargetCount: sinceStallS.filter((s) => s > P1_TARGET_S).length,
-          loadAverage1m: load,
-          wallSeconds: Math.round(wallS),
-        };
-        const where = `real clock, ${P1_AGS} AGs, load ${load.min.toFixed(1)}-${load.max.toFixed(1)}`;
-        return p1Rows(`lost write -> first force, ${where}`, p50, p99, detail);
-      } finally {
-        clearInterval(sampler);
+        await new Promise((r) => setTimeout(r, 100));
       }
-    },
-    {
-      realClock: true,
-      sourceWatcher: { seed: SEED, buildTimeMs: RECORDED_BUILD_MS, concurrency: RECORDED_WORKERS },
-    },
-  );
+      const sinceStallS = stallToFirstForceS(system, keys);
+      loads.push(loadavg()[0] ?? 0);
+      const p50 = percentile(sinceStallS, 50);
+      const p99 = percentile(sinceStallS, 99);
+      const wallS = (performance.now() - started) / 1000;
+      const load = loadSummary(loads);
+      ctx.log(
+        `  real clock: p50 ${p50.toFixed(2)} s, p99 ${p99.toFixed(2)} s after the lost write ` +
+          `(load ${load.min.toFixed(1)}-${load.max.toFixed(1)}, wall ${wallS.toFixed(0)} s)`,
+      );
+      const detail = {
+        ags: P1_AGS,
+        clock: 'real (wall-clock)',
+        sourceWatcher: { buildTimeMs: RECORDED_BUILD_MS, workers: RECORDED_WORKERS },
+        install: P1_REAL_SPREAD,
+        minS: Math.min(...sinceStallS),
+        maxS: Math.max(...sinceStallS),
+        overTargetCount: sinceStallS.filter((s) => s > P1_TARGET_S).length,
+        loadAverage1m: load,
+        wallSeconds: Math.round(wallS),
+      };
+      const where = `real clock, ${P1_AGS} AGs, load ${load.min.toFixed(1)}-${load.max.toFixed(1)}`;
+      return p1Rows(`lost write -> first force, ${where}`, p50, p99, detail);
+    } finally {
+      clearInterval(sampler);
+    }
+  });
 }
 
 /** P1 on the virtual clock: a logic check (only waited timers can show up in the time). */
 function p1Virtual(ctx: BenchContext): Promise<BenchRow[]> {
   const P1_AGS = p1Ags();
   const namespace = 'bench-p1';
-  return withSystem(ctx, namespace, async (system, raw) => {
+  return withBenchSystem(ctx, namespace, SEED, {}, async (system, { raw }) => {
     const started = performance.now();
     const keys = await createStuckPairs(system, raw, namespace, P1_AGS, P1_SPREAD);
     ctx.log(`  ${P1_AGS} pairs created; running the virtual clock`);
@@ -246,7 +223,7 @@ export const p2: BenchModule = {
   run(ctx) {
     const namespace = 'bench-p2';
     const P2_AGS = p2Ags();
-    return withSystem(ctx, namespace, async (system, raw) => {
+    return withBenchSystem(ctx, namespace, SEED, {}, async (system, { raw }) => {
       // source-watcher never heals them: every build loses its verdict, the first one and every
       // rebuild a force asks for. (Arming that after the first stall is too late: early detection
       // forces at the lost write, and a short rebuild can succeed before the runner looks.)

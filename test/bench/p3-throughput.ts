@@ -11,20 +11,21 @@ import { randomBytes } from 'node:crypto';
 import { agUpdateHeaders, realisticUpdate } from './events.js';
 import { runLoad, type LoadResult } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
-import { spawnServer, timeToFirstAnswer, postOnce } from '../harness/functions.js';
-import { adminOf } from './bench-system.js';
-import { createHealthyAg } from './healthy-ag.js';
+import { postOnce, spawnServer, timeToFirstAnswer, withFirstAnswer } from '../harness/functions.js';
+import { benchCluster } from './bench-system.js';
+import { createHealthyAg } from '../support/raw-kube.js';
+import { expectResult, untilResult } from './answers.js';
 import { median } from './stats.js';
-import { smokeMode } from './smoke.js';
+import { sized } from './smoke.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
-import { ratioRow, unmeasuredRow, valueRow } from './types.js';
+import { ratioRow, REPORT_ONLY, unmeasuredRow, valueRow } from './types.js';
 
 export const CONNECTIONS = 10;
 export const WARMUP_SEC = 1;
 /** Seconds of measured load per round (the smoke: 1). */
-const measureSec = (): number => (smokeMode() ? 1 : 5);
+const measureSec = (): number => sized(5, 1);
 /** Rounds per server, alternating which goes first; the medians are compared (the smoke: 2). */
-const rounds = (): number => (smokeMode() ? 2 : 6);
+const rounds = (): number => sized(6, 2);
 
 /** min / max of xs, rounded to two decimals, as text. */
 function spread(xs: readonly number[]): string {
@@ -37,39 +38,24 @@ interface Target {
   readonly env: Record<string, string>;
 }
 
-/** Spawns the server, checks it answers the event with 200, warms it up, measures. */
 interface Measured extends LoadResult {
   /** Server CPU (user + system) per answered event during the measured load, microseconds. */
   readonly cpuUsPerEvent: number;
 }
 
-async function measure(
+/** Spawns the server, checks it answers the event with 200, warms it up, measures. */
+function measure(
   ctx: BenchContext,
   target: Target,
   headers: Record<string, string>,
   body: string,
 ): Promise<Measured> {
-  const server = await spawnServer(target.script, target.env);
-  try {
-    const first = await timeToFirstAnswer(server, headers, body);
-    if (first.answer.status !== 200) {
-      throw new Error(`${target.name} answered ${first.answer.status}: ${first.answer.body}`);
-    }
-    await runLoad(ctx.root, {
-      url: server.url,
-      headers,
-      body,
-      connections: CONNECTIONS,
-      durationSec: WARMUP_SEC,
-    });
+  return withFirstAnswer(target.script, target.env, headers, body, async (server) => {
+    const load = (durationSec: number): Promise<LoadResult> =>
+      runLoad(ctx.root, { url: server.url, headers, body, connections: CONNECTIONS, durationSec });
+    await load(WARMUP_SEC);
     const cpuBefore = await server.cpuMs();
-    const result = await runLoad(ctx.root, {
-      url: server.url,
-      headers,
-      body,
-      connections: CONNECTIONS,
-      durationSec: measureSec(),
-    });
+    const result = await load(measureSec());
     if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
       throw new Error(
         `${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts under load`,
@@ -81,9 +67,7 @@ async function measure(
         `${cpuUsPerEvent.toFixed(0)} us CPU per event)`,
     );
     return { ...result, cpuUsPerEvent };
-  } finally {
-    await server.stop();
-  }
+  });
 }
 
 async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
@@ -98,9 +82,7 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
     const probe = await spawnServer(detect.script, detect.env);
     try {
       const { answer } = await timeToFirstAnswer(probe, headers, body);
-      if (answer.status !== 200 || !answer.body.includes('"healthy"')) {
-        throw new Error(`detect did not take the no-op path: ${answer.status} ${answer.body}`);
-      }
+      expectResult('detect (the no-op path)', answer, 'healthy');
     } finally {
       await probe.stop();
     }
@@ -168,8 +150,7 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
         metric: `detect's own CPU per no-op event beyond the parser (median of ${n} rounds)`,
         value: median(overheadUs),
         unit: 'us',
-        target: 'report',
-        pass: null,
+        ...REPORT_ONLY,
         detail: {
           perRoundUs: overheadUs.map(Math.round),
           minUs: Math.round(Math.min(...overheadUs)),
@@ -193,15 +174,15 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
 
 async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
   const metric = 'surface-stalled rate, in-step PackageSource, vs the parser alone';
-  let server;
+  let cluster;
   try {
-    server = await ctx.apiServer();
+    cluster = await benchCluster(ctx);
   } catch (e) {
     ctx.log(`  test API server unavailable: ${(e as Error).message.split('\n')[0] ?? ''}`);
     return unmeasuredRow('P3', metric, 'report', 'TODO: needs API server');
   }
   const scripts = await ctx.scripts();
-  const { raw } = adminOf(server);
+  const { server, raw } = cluster;
   const namespace = 'bench-p3';
   const name = `bench-p3-${randomBytes(4).toString('hex')}`;
   const ag = await createHealthyAg(raw, namespace, name, { owned: true });
@@ -217,13 +198,12 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
     // Bring the PackageSource in step, then wait until the cached reads say so.
     const probe = await spawnServer(ss.script, ss.env);
     try {
-      let answer = (await timeToFirstAnswer(probe, headers, body)).answer;
-      const deadline = Date.now() + 10_000;
-      while (!answer.body.includes('"in-step"')) {
-        if (Date.now() > deadline) throw new Error(`PackageSource never in step: ${answer.body}`);
-        await new Promise((r) => setTimeout(r, 100));
-        answer = await postOnce(probe.url, headers, body);
-      }
+      await untilResult(
+        'surface-stalled (the PackageSource in step)',
+        'in-step',
+        () => postOnce(probe.url, headers, body),
+        (await timeToFirstAnswer(probe, headers, body)).answer,
+      );
     } finally {
       await probe.stop();
     }
@@ -232,18 +212,16 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
     const ssRate = (await measure(ctx, ss, headers, body)).rate;
     const after = (await raw.getPackageSource(name)).metadata?.resourceVersion;
     if (before !== after) throw new Error('the PackageSource was written during the in-step load');
-    return {
-      ...ratioRow({
-        id: 'P3',
-        metric,
-        value: ssRate,
-        baseline: echoRate,
-        unit: 'req/s',
-        target: 'report',
-        detail: { bodyBytes: Buffer.byteLength(body), packageSourceWrites: 0 },
-      }),
-      pass: null,
-    };
+    // No ratio bound: an informational row (pass null).
+    return ratioRow({
+      id: 'P3',
+      metric,
+      value: ssRate,
+      baseline: echoRate,
+      unit: 'req/s',
+      target: 'report',
+      detail: { bodyBytes: Buffer.byteLength(body), packageSourceWrites: 0 },
+    });
   } finally {
     await raw.deleteAllAgs(namespace);
     await raw.deletePackageSource(name);

@@ -7,10 +7,9 @@
 import { measureDetectVsEcho, type Measure } from './detect-vs-echo.js';
 import { withFirstAnswer } from '../harness/functions.js';
 import { median } from './stats.js';
-import { runtimeImportCosts } from './import-cost.js';
 import { measureResyncWake } from './resync-wake.js';
 import { sized } from './smoke.js';
-import { ratioRow, valueRow, type BenchModule } from './types.js';
+import { ratioRow, REPORT_ONLY, valueRow, type BenchModule } from './types.js';
 
 const runs = (): number => sized(21, 3);
 const wakeRuns = (): number => sized(7, 1);
@@ -27,7 +26,7 @@ export const p4: BenchModule = {
     const round = (xs: number[]): number[] => xs.map((x) => Math.round(x));
     ctx.log(`  detect: ${round(detectMs).join(' ')} ms`);
     ctx.log(`  echo:   ${round(echoMs).join(' ')} ms`);
-    const imports = await runtimeImportCosts(ctx.root);
+    const imports = await ctx.importCosts();
     const clientNode = imports['@kubernetes/client-node'];
     const wake = await measureResyncWake(ctx, 'bench-p4', wakeRuns());
     const wakeMs = wake.samples.map((x) => x.ms);
@@ -57,8 +56,7 @@ export const p4: BenchModule = {
         metric: 'diagnostic: import time of @kubernetes/client-node',
         value: clientNode?.ms ?? 0,
         unit: 'ms',
-        target: 'report',
-        pass: null,
+        ...REPORT_ONLY,
         detail: { imports },
       }),
     ];

@@ -8,16 +8,18 @@
 // realistic 8 KB AG would blow the time budget, and smaller objects make the list cheaper, so
 // detect's own per-AG work weighs more in the ratio (the stricter case).
 
-import { PING } from '../../shared/core/events.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
 import type { KubePort } from '../../shared/kube/port.js';
-import { cloudEvent, postEvent, startEventSink } from '../support/http-events.js';
-import { closeAll, functionKubeClient, startAsDeployed, urlOf } from '../harness/functions.js';
+import { postEvent } from '../support/http-events.js';
+import { functionKubeClient, urlOf } from '../harness/functions.js';
 import { createHealthyAgs } from '../support/raw-kube.js';
-import { benchCluster } from './bench-system.js';
+import { resyncPing } from '../integration/functions/suite-kit.js';
+import { expectResult } from './answers.js';
+import { benchCluster, withDeployedFunctions } from './bench-system.js';
+import { listAllAgs } from './paged-list.js';
 import { median } from './stats.js';
 import { sized } from './smoke.js';
-import { ratioRow, valueRow, type BenchModule } from './types.js';
+import { ratioRow, REPORT_ONLY, valueRow, type BenchModule } from './types.js';
 
 /** 10,000 (the smoke: 500). */
 const agCount = (): number => sized(10_000, 500);
@@ -29,20 +31,6 @@ const agCount = (): number => sized(10_000, 500);
 const runs = (): number => sized(6, 2);
 export const CONCURRENCY = 32;
 const NAMESPACE = 'bench-p6';
-
-async function bareList(kube: KubePort): Promise<number> {
-  let items = 0;
-  let token: string | undefined;
-  do {
-    const page = await kube.listArtifactGenerators({
-      limit: SWEEP_PAGE_SIZE,
-      ...(token !== undefined ? { continueToken: token } : {}),
-    });
-    items += page.items.length;
-    token = page.continueToken;
-  } while (token !== undefined);
-  return items;
-}
 
 export const p6: BenchModule = {
   id: 'P6',
@@ -66,64 +54,57 @@ export const p6: BenchModule = {
     ctx.log(`  created in ${creationSec.toFixed(1)} s`);
 
     // One client, shared by detect and the bare loop; its AG list calls are counted (pages).
-    const pages = { count: 0, items: 0 };
+    const pages = { count: 0 };
     const kube = countingLists(functionKubeClient('detect', kc), pages);
     const pagesOf = async (run: () => Promise<void>): Promise<number> => {
       const before = pages.count;
       await run();
       return pages.count - before;
     };
-    let sweepPages: number;
-    let listPages: number;
-    const sink = await startEventSink();
-    const fns = await startAsDeployed(() => kube, sink.url);
+    let sweepPages = 0;
+    let listPages = 0;
     const sweepMs: number[] = [];
     const listMs: number[] = [];
     let listed = 0;
     try {
-      const sweep = async (): Promise<void> => {
-        const start = performance.now();
-        const answer = await postEvent(
-          urlOf(fns, 'detect'),
-          cloudEvent({
-            type: PING,
-            source: '/apis/v1/namespaces/source-watcher-recovery/pingsources/resync',
-            data: {},
-          }),
-        );
-        sweepMs.push(performance.now() - start);
-        if (answer.status !== 200)
-          throw new Error(`sweep answered ${answer.status} ${JSON.stringify(answer.body)}`);
-      };
-      const list = async (): Promise<void> => {
-        const start = performance.now();
-        listed = await bareList(kube);
-        listMs.push(performance.now() - start);
-      };
-      // Warm both paths once (connections, JIT), then alternate.
-      listPages = await pagesOf(list);
-      sweepPages = await pagesOf(sweep);
-      sweepMs.length = 0;
-      listMs.length = 0;
-      for (let i = 0; i < RUNS; i++) {
-        if (i % 2 === 0) {
-          await sweep();
-          await list();
-        } else {
-          await list();
-          await sweep();
-        }
-      }
-      if (sweepPages !== listPages) {
-        throw new Error(`the sweep read ${sweepPages} pages, the bare list ${listPages}`);
-      }
-      if (listed < AG_COUNT)
-        throw new Error(`the bare list saw ${listed} AGs, expected >= ${AG_COUNT}`);
-      if (sink.events.length !== 0)
-        throw new Error(`the sweep of healthy AGs emitted ${sink.events.length} events`);
+      await withDeployedFunctions(
+        () => kube,
+        async (fns, sink) => {
+          const sweep = async (): Promise<void> => {
+            const start = performance.now();
+            const answer = await postEvent(urlOf(fns, 'detect'), resyncPing({}));
+            sweepMs.push(performance.now() - start);
+            expectResult('sweep', answer);
+          };
+          const list = async (): Promise<void> => {
+            const start = performance.now();
+            listed = await listAllAgs(kube);
+            listMs.push(performance.now() - start);
+          };
+          // Warm both paths once (connections, JIT), then alternate.
+          listPages = await pagesOf(list);
+          sweepPages = await pagesOf(sweep);
+          sweepMs.length = 0;
+          listMs.length = 0;
+          for (let i = 0; i < RUNS; i++) {
+            if (i % 2 === 0) {
+              await sweep();
+              await list();
+            } else {
+              await list();
+              await sweep();
+            }
+          }
+          if (sweepPages !== listPages) {
+            throw new Error(`the sweep read ${sweepPages} pages, the bare list ${listPages}`);
+          }
+          if (listed < AG_COUNT)
+            throw new Error(`the bare list saw ${listed} AGs, expected >= ${AG_COUNT}`);
+          if (sink.events.length !== 0)
+            throw new Error(`the sweep of healthy AGs emitted ${sink.events.length} events`);
+        },
+      );
     } finally {
-      await closeAll(fns);
-      await sink.close();
       // The rows that follow (P8's fleet lists the world at every settle, and its detect sweeps
       // every AG) must not carry these 10,000 AGs.
       const d0 = performance.now();
@@ -159,8 +140,7 @@ export const p6: BenchModule = {
         metric: `creating ${AG_COUNT.toLocaleString('en-US')} AGs with status (setup)`,
         value: creationSec,
         unit: 's',
-        target: 'report',
-        pass: null,
+        ...REPORT_ONLY,
         detail: { concurrency: CONCURRENCY, requests: AG_COUNT * 2 },
       }),
     ];
@@ -168,20 +148,15 @@ export const p6: BenchModule = {
 };
 
 /** `kube` with its AG list calls counted (one call = one page); every other call passes through. */
-function countingLists(kube: KubePort, pages: { count: number; items: number }): KubePort {
+function countingLists(kube: KubePort, pages: { count: number }): KubePort {
   return new Proxy(kube, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
-      if (prop !== 'listArtifactGenerators' || typeof value !== 'function') {
-        return typeof value === 'function' ? value.bind(target) : value;
-      }
-      return async (...args: unknown[]) => {
-        const page = (await (value as (...a: unknown[]) => Promise<{ items: unknown[] }>).apply(
-          target,
-          args,
-        )) as Awaited<ReturnType<KubePort['listArtifactGenerators']>>;
+      if (typeof value !== 'function') return value;
+      if (prop !== 'listArtifactGenerators') return value.bind(target);
+      return async (...args: unknown[]): Promise<unknown> => {
+        const page: unknown = await value.apply(target, args);
         pages.count++;
-        pages.items += page.items.length;
         return page;
       };
     },

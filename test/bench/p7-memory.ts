@@ -7,10 +7,9 @@ import { runLoad } from './load.js';
 import { measureDetectVsEcho, type Measure } from './detect-vs-echo.js';
 import { withFirstAnswer } from '../harness/functions.js';
 import { mean } from './stats.js';
-import { runtimeImportCosts } from './import-cost.js';
 import { measureResyncWake } from './resync-wake.js';
 import { sized } from './smoke.js';
-import { ratioRow, valueRow, type BenchContext, type BenchModule } from './types.js';
+import { ratioRow, REPORT_ONLY, valueRow, type BenchContext, type BenchModule } from './types.js';
 
 const EVENTS_FULL = 10_000;
 const events = (): number => sized(EVENTS_FULL, 1_000);
@@ -53,7 +52,7 @@ export const p7: BenchModule = {
     const mib = (kb: number): number => kb / 1024;
     ctx.log(`  detect RSS after: ${detect.map((d) => mib(d.afterKb).toFixed(1)).join(' ')} MiB`);
     ctx.log(`  echo RSS after:   ${echo.map((d) => mib(d.afterKb).toFixed(1)).join(' ')} MiB`);
-    const imports = await runtimeImportCosts(ctx.root);
+    const imports = await ctx.importCosts();
     const wake = await measureResyncWake(ctx, 'bench-p7', ROUNDS);
     const wakeMiB = wake.samples.map((x) => mib(x.rssKb));
     ctx.log(
@@ -88,8 +87,7 @@ export const p7: BenchModule = {
         metric: 'diagnostic: RSS added by importing @kubernetes/client-node',
         value: imports['@kubernetes/client-node']?.rssMiB ?? 0,
         unit: 'MiB',
-        target: 'report',
-        pass: null,
+        ...REPORT_ONLY,
         detail: { imports },
       }),
     ];

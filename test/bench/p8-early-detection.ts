@@ -12,10 +12,11 @@ import { runFleet } from '../harness/fleet.js';
 import type { BrokerTuning } from '../harness/system.js';
 import { withBenchSystem } from './bench-system.js';
 import { percentile } from './stats.js';
-import { smokeMode } from './smoke.js';
+import { sizeNamed, smokeMode } from './smoke.js';
 import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
+import { REASON_AWAITING } from '../../shared/core/conditions.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
-import { REPORT_ONLY, unmeasuredRow, valueRowsOf } from './types.js';
+import { REPORT_ONLY, rowsPerVariant, valueRowsOf } from './types.js';
 
 /** Issue 13: stall -> first force within 3 s (p99) when the stall left the signal. */
 const SIGNAL_TARGET_S = 3;
@@ -39,10 +40,8 @@ export type FleetSize = keyof typeof FLEETS;
 type Fleet = (typeof FLEETS)[FleetSize];
 
 /** The fleet named by P8_SIZE (unset: standard); anything else is refused with the choices. */
-export function fleetSize(value: string | undefined): FleetSize {
-  if (value === undefined || value === '') return 'standard';
-  if (value === 'standard' || value === 'full') return value;
-  throw new Error(`P8_SIZE must be "standard" or "full", got ${JSON.stringify(value)}`);
+export function fleetSize(value: string | undefined): Exclude<FleetSize, 'smoke'> {
+  return sizeNamed('P8_SIZE', value, ['standard', 'full'], 'standard');
 }
 const NAMESPACE = 'cozy-system';
 
@@ -69,7 +68,6 @@ export const p8: BenchModule = {
   id: 'P8',
   title: 'early detection at scale: signal timing, wrong forces and cost',
   async run(ctx) {
-    const rows: BenchRow[] = [];
     const size: FleetSize = smokeMode() ? 'smoke' : fleetSize(process.env['P8_SIZE']);
     ctx.log(`  fleet: ${size} (P8_SIZE)`);
     // P8_REPLICAS=3 runs the variants with that many replicas only (each takes minutes).
@@ -77,15 +75,12 @@ export const p8: BenchModule = {
     const variants = smokeMode()
       ? VARIANTS.slice(0, 1)
       : VARIANTS.filter((x) => only === undefined || String(x.replicas) === only);
-    for (const v of variants) {
-      try {
-        rows.push(...(await runVariant(ctx, v, FLEETS[size])));
-      } catch (e) {
-        // One variant failing keeps the other's rows.
-        rows.push(unmeasuredRow('P8', `${v.label}: the fleet run`, 'runs', `error: ${String(e)}`));
-      }
-    }
-    return rows;
+    return rowsPerVariant(
+      'P8',
+      variants,
+      (v) => `${v.label}: the fleet run`,
+      (v) => runVariant(ctx, v, FLEETS[size]),
+    );
   },
 };
 
@@ -93,13 +88,13 @@ async function runVariant(ctx: BenchContext, v: Variant, fleet: Fleet): Promise<
   return withBenchSystem(
     ctx,
     NAMESPACE,
+    8,
     {
       replicas: v.replicas,
       ...(v.broker !== undefined ? { broker: v.broker } : {}),
-      pingSeed: 8,
       // At this size one settle can take long on a loaded machine (every settle lists the world).
       settleTimeoutMs: 600_000,
-      sourceWatcher: { seed: 8, concurrency: v.concurrency },
+      sourceWatcher: { concurrency: v.concurrency },
     },
     async (system) => {
       ctx.log(`  ${v.label}`);
@@ -125,9 +120,7 @@ async function runVariant(ctx: BenchContext, v: Variant, fleet: Fleet): Promise<
       const forcesOf = (ms: readonly { name: string; key: string }[]): number =>
         ms.reduce((n, m) => n + system.progress.of(m.key).forces.length, 0);
       const awaitingUnderGrace = underGrace.filter((m) =>
-        system.progress
-          .packageSourceVersions(m.name)
-          .some((x) => x.reason === 'AwaitingSourceWatcherRecovery'),
+        system.progress.packageSourceVersions(m.name).some((x) => x.reason === REASON_AWAITING),
       ).length;
       const reForces = r.stallReForces.reduce((n, x) => n + x.forces, 0);
       const detail = {

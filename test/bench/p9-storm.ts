@@ -24,9 +24,9 @@ import {
   STORM_VIRTUAL_CLOCK_ENV,
 } from '../support/storm.js';
 import { withBenchSystem } from './bench-system.js';
-import { smokeMode } from './smoke.js';
+import { sizeNamed, smokeMode } from './smoke.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
-import { ratioRow, REPORT_ONLY, unmeasuredRow, valueRowsOf } from './types.js';
+import { ratioRow, REPORT_ONLY, rowsPerVariant, valueRowsOf } from './types.js';
 
 export const P9_FLEETS = {
   full: { pairs: 150, once: 16, twice: 12, always: 12, alwaysWithHonestFailure: 2 },
@@ -37,9 +37,7 @@ export const P9_FLEETS = {
 export type P9Size = keyof typeof P9_FLEETS;
 
 export function p9Size(value: string | undefined): P9Size {
-  if (value === undefined || value === '') return 'full';
-  if (value === 'full' || value === 'standard' || value === 'smoke') return value;
-  throw new Error(`P9_SIZE must be "full", "standard" or "smoke", got ${JSON.stringify(value)}`);
+  return sizeNamed('P9_SIZE', value, ['full', 'standard', 'smoke'], 'full');
 }
 
 const CONCURRENCIES = [4, 20] as const;
@@ -58,24 +56,12 @@ export const p9: BenchModule = {
     const size = smokeMode() ? 'smoke' : p9Size(process.env['P9_SIZE']);
     const only = process.env['P9_CONCURRENCY'] ?? (smokeMode() ? '4' : undefined);
     ctx.log(`  fleet: ${size} (P9_SIZE)`);
-    const rows: BenchRow[] = [];
-    for (const concurrency of CONCURRENCIES.filter(
-      (c) => only === undefined || String(c) === only,
-    )) {
-      try {
-        rows.push(...(await runVariant(ctx, P9_FLEETS[size], concurrency)));
-      } catch (e) {
-        rows.push(
-          unmeasuredRow(
-            'P9',
-            `concurrency ${concurrency}: the storm run`,
-            'runs',
-            `error: ${String(e)}`,
-          ),
-        );
-      }
-    }
-    return rows;
+    return rowsPerVariant(
+      'P9',
+      CONCURRENCIES.filter((c) => only === undefined || String(c) === only),
+      (concurrency) => `concurrency ${concurrency}: the storm run`,
+      (concurrency) => runVariant(ctx, P9_FLEETS[size], concurrency),
+    );
   },
 };
 
@@ -88,12 +74,12 @@ async function runOnce(
   return withBenchSystem(
     ctx,
     NAMESPACE,
+    9,
     {
       broker: { retryOn: 'clock', defaultTimeoutMs: STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS },
       env: STORM_VIRTUAL_CLOCK_ENV,
-      pingSeed: 9,
       settleTimeoutMs: 600_000,
-      sourceWatcher: { seed: 9, concurrency },
+      sourceWatcher: { concurrency },
     },
     async (system) => {
       const profile = storm ? system.startStorm({ seed: SEED }) : undefined;

@@ -4,11 +4,13 @@
 // is answered: spawn -> the sweep answered (client load, TLS, the paged list, the alarm), then
 // the process's RSS. The AGs are healthy (the sweep emits nothing; the sink counts).
 
-import { PING } from '../../shared/core/events.js';
+import { HTTP } from 'cloudevents';
 import { startCountingServer } from './counting-server.js';
 import { spawnServer, timeToFirstAnswer } from '../harness/functions.js';
 import { createHealthyAgs } from '../support/raw-kube.js';
-import { adminOf } from './bench-system.js';
+import { resyncPing } from '../integration/functions/suite-kit.js';
+import { expectResult } from './answers.js';
+import { benchCluster } from './bench-system.js';
 import type { BenchContext } from './types.js';
 
 /** Healthy AGs in the cluster while the sweep runs (a Cozystack install has tens). */
@@ -21,26 +23,14 @@ export interface WakeSample {
   readonly rssKb: number;
 }
 
-/** Binary-mode headers of the resync PingSource's event. */
-export function resyncPingHeaders(namespace = 'source-watcher-recovery'): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    'ce-specversion': '1.0',
-    'ce-id': 'bench-resync-ping',
-    'ce-type': PING,
-    'ce-source': `/apis/v1/namespaces/${namespace}/pingsources/resync`,
-  };
-}
-
 /** Creates WAKE_AGS healthy AGs in `namespace`, runs `runs` wake-ups, deletes the AGs. */
 export async function measureResyncWake(
   ctx: BenchContext,
   namespace: string,
   runs: number,
 ): Promise<{ samples: WakeSample[]; ags: number }> {
-  const server = await ctx.apiServer();
+  const { server, raw } = await benchCluster(ctx);
   const scripts = await ctx.scripts();
-  const { raw } = adminOf(server);
   await createHealthyAgs(
     raw,
     namespace,
@@ -50,14 +40,18 @@ export async function measureResyncWake(
   const sink = await startCountingServer(202);
   try {
     const samples: WakeSample[] = [];
+    // The resync PingSource's event (no data), in binary mode.
+    const ping = HTTP.binary(resyncPing({}));
     const env = { KUBECONFIG: server.kubeconfigPath, K_SINK: `${sink.url}/`, LOG_LEVEL: 'warn' };
     for (let i = 0; i < runs; i++) {
       const detect = await spawnServer(scripts.detect, env);
       try {
-        const { ms, answer } = await timeToFirstAnswer(detect, resyncPingHeaders(), '{}');
-        if (answer.status !== 200 || !answer.body.includes('swept')) {
-          throw new Error(`the resync sweep answered ${answer.status}: ${answer.body}`);
-        }
+        const { ms, answer } = await timeToFirstAnswer(
+          detect,
+          ping.headers as Record<string, string>,
+          String(ping.body),
+        );
+        expectResult('the resync sweep', answer, 'swept');
         samples.push({ ms, rssKb: await detect.rssKb() });
       } finally {
         await detect.stop();

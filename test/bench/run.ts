@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { startBenchApiServer, type StartedApiServer } from './bench-apiserver.js';
 import { buildEchoServer, buildParseEchoServer, ENTRY_POINTS } from './build.js';
+import { measureImportCosts, type ImportCost } from './import-cost.js';
 import { p1, p2 } from './p1-p2-e2e.js';
 import { p3 } from './p3-throughput.js';
 import { p4 } from './p4-cold-start.js';
@@ -23,6 +24,7 @@ import { p8 } from './p8-early-detection.js';
 import { p9 } from './p9-storm.js';
 import { builtMain, ensureBuilt, killAllServers } from '../harness/functions.js';
 import { SMOKE_ENV } from './smoke.js';
+import { loadSummary } from './stats.js';
 import { renderMarkdown, renderTable } from './table.js';
 import type { BenchContext, BenchModule, BenchRow, BenchScripts } from './types.js';
 import { unmeasuredRow } from './types.js';
@@ -146,6 +148,7 @@ async function main(): Promise<number> {
 
   let scripts: Promise<BenchScripts> | undefined;
   let apiServer: Promise<StartedApiServer> | undefined;
+  let importCosts: Promise<Record<string, ImportCost>> | undefined;
   const ctx: BenchContext = {
     root: ROOT,
     log,
@@ -167,6 +170,10 @@ async function main(): Promise<number> {
         apiServer = startBenchApiServer();
       }
       return apiServer;
+    },
+    importCosts() {
+      importCosts ??= measureImportCosts(ROOT);
+      return importCosts;
     },
   };
 
@@ -226,21 +233,16 @@ async function main(): Promise<number> {
       `${errors} error(s); ${totalSec} s\n`,
   );
   const samples = loadSamples.length > 0 ? loadSamples : load;
-  const loadSummary = {
-    min: Math.min(...samples),
-    max: Math.max(...samples),
-    mean: Math.round((samples.reduce((a, b) => a + b, 0) / samples.length) * 100) / 100,
-    samples: samples.length,
-  };
+  const machineLoad = { ...loadSummary(samples), samples: samples.length };
   process.stdout.write(
-    `machine load (1-minute average, sampled every 10 s): min ${loadSummary.min.toFixed(2)}, ` +
-      `mean ${loadSummary.mean.toFixed(2)}, max ${loadSummary.max.toFixed(2)} on ${cpus().length} CPUs\n`,
+    `machine load (1-minute average, sampled every 10 s): min ${machineLoad.min.toFixed(2)}, ` +
+      `mean ${machineLoad.mean.toFixed(2)}, max ${machineLoad.max.toFixed(2)} on ${cpus().length} CPUs\n`,
   );
 
   const report = {
     date: startedAt.toISOString(),
     smoke: args.smoke,
-    machine: { ...machine(), loadAverage1mAtStartAndEnd: load, loadAverage1m: loadSummary },
+    machine: { ...machine(), loadAverage1mAtStartAndEnd: load, loadAverage1m: machineLoad },
     // The rows after a rebuild of dist/ measure the sources as they were at that moment.
     source: { atStart: source, atEnd: revision() },
     durationSec: totalSec,

@@ -21,3 +21,16 @@ export function mean(samples: readonly number[]): number {
   if (samples.length === 0) throw new Error('mean of an empty sample');
   return samples.reduce((a, b) => a + b, 0) / samples.length;
 }
+
+/** The least, the greatest and the mean (to two decimals) of load-average samples. */
+export function loadSummary(samples: readonly number[]): {
+  min: number;
+  max: number;
+  mean: number;
+} {
+  return {
+    min: Math.min(...samples),
+    max: Math.max(...samples),
+    mean: Math.round(mean(samples) * 100) / 100,
+  };
+}

@@ -2,6 +2,7 @@
 // them. A missed target is a row with pass=false, never an exception; an exception is an error.
 
 import type { ServiceAccountTokens } from '../setup/cluster-rbac.js';
+import type { ImportCost } from './import-cost.js';
 
 /** One line of the results table. */
 export interface BenchRow {
@@ -32,6 +33,8 @@ export interface BenchContext {
   scripts(): Promise<BenchScripts>;
   /** The shared test API server, started on first use; rejects when it cannot start. */
   apiServer(): Promise<BenchApiServer>;
+  /** The runtime dependencies' import costs, measured on first use (P4 and P7 report them). */
+  importCosts(): Promise<Record<string, ImportCost>>;
   /** Progress lines go to stderr so stdout stays the table. */
   log(message: string): void;
 }
@@ -71,24 +74,15 @@ export function ratioRow(opts: {
   minRatio?: number;
   detail?: Record<string, unknown>;
 }): BenchRow {
+  const { maxRatio, minRatio, ...row } = opts;
   const ratio = opts.baseline > 0 ? opts.value / opts.baseline : null;
   let pass: boolean | null = null;
-  if (ratio !== null && (opts.maxRatio !== undefined || opts.minRatio !== undefined)) {
+  if (ratio !== null && (maxRatio !== undefined || minRatio !== undefined)) {
     pass =
-      (opts.maxRatio === undefined || ratio <= opts.maxRatio) &&
-      (opts.minRatio === undefined || ratio >= opts.minRatio);
+      (maxRatio === undefined || ratio <= maxRatio) &&
+      (minRatio === undefined || ratio >= minRatio);
   }
-  return {
-    id: opts.id,
-    metric: opts.metric,
-    value: opts.value,
-    baseline: opts.baseline,
-    unit: opts.unit,
-    ratio,
-    target: opts.target,
-    pass,
-    ...(opts.detail !== undefined ? { detail: opts.detail } : {}),
-  };
+  return { ...valueRow({ ...row, pass }), ratio };
 }
 
 interface ValueRowOptions {
@@ -120,6 +114,11 @@ export function valueRow(opts: ValueRowOptions): BenchRow {
 /** The target and pass of an informational row (no target to meet). */
 export const REPORT_ONLY = { target: 'report', pass: null } as const;
 
+/** valueRow for the rows of one metric, which all carry its id. */
+export function rowsOf(id: string): (opts: Omit<ValueRowOptions, 'id'>) => BenchRow {
+  return (opts) => valueRow({ id, ...opts });
+}
+
 /** valueRow for the rows of one measurement, which all carry its id and detail. */
 export function valueRowsOf(
   id: string,
@@ -141,4 +140,25 @@ export function unmeasuredRow(id: string, metric: string, target: string, note: 
     pass: false,
     note,
   };
+}
+
+/**
+ * The rows of each variant, run one after another: a variant that fails leaves an unmeasured row
+ * (`what` names its run) and the other variants' rows.
+ */
+export async function rowsPerVariant<V>(
+  id: string,
+  variants: readonly V[],
+  what: (variant: V) => string,
+  run: (variant: V) => Promise<BenchRow[]>,
+): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const v of variants) {
+    try {
+      rows.push(...(await run(v)));
+    } catch (e) {
+      rows.push(unmeasuredRow(id, what(v), 'runs', `error: ${String(e)}`));
+    }
+  }
+  return rows;
 }

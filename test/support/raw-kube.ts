@@ -1,7 +1,9 @@
 // A fleet writer for the test API server: raw REST through the project's transport (one
 // keep-alive agent, the kubeconfig's client certificate), for the benches' thousands of objects.
-// It creates the objects the functions then read; the functions never use it. Statuses come from
-// ag-states.ts (healthyStatus/stuckStatus with an AgShape).
+// It creates the objects the functions then read; the functions never use it. The objects are
+// apiserver.ts's (makeArtifactGenerator, makePackageSource) with the realistic fixture's spec or a
+// compact one; statuses come from ag-states.ts (healthyStatus/stuckStatus with an AgShape): every
+// AG in a state below is one create and one status patch.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -16,6 +18,7 @@ import {
 import { createTransport, type HttpRequest, type Send } from '../../shared/kube/transport.js';
 import { loadRealisticAg } from '../bench/events.js';
 import { healthyStatus, stuckStatus, type AgShape } from './ag-states.js';
+import { makeArtifactGenerator, makePackageSource, type PackageSourceOwner } from './apiserver.js';
 
 const MERGE_PATCH = 'application/merge-patch+json';
 
@@ -33,7 +36,7 @@ export interface RawKube {
   createAg(
     namespace: string,
     name: string,
-    owner?: { name: string; uid: string },
+    owner?: PackageSourceOwner,
     shape?: Exclude<AgShape, 'minimal'>,
   ): Promise<ArtifactGenerator>;
   patchAgStatus(
@@ -94,50 +97,14 @@ export function createRawKube(kc: KubeConfig): RawKube {
 
   return {
     createPackageSource: (name) =>
-      call({
-        method: 'POST',
-        path: psBase,
-        body: {
-          apiVersion: PS_API_VERSION,
-          kind: 'PackageSource',
-          metadata: { name },
-          spec: {
-            sourceRef: {
-              kind: 'OCIRepository',
-              name: 'cozystack-packages',
-              namespace: 'cozy-public',
-            },
-          },
-        },
-      }),
+      call({ method: 'POST', path: psBase, body: makePackageSource({ name }) }),
     createAg: async (namespace, name, owner, shape = 'realistic') => {
       await ensureNamespace(namespace);
+      const ag = makeArtifactGenerator({ name, namespace, ...(owner !== undefined && { owner }) });
       return call({
         method: 'POST',
         path: agBase(namespace),
-        body: {
-          apiVersion: AG_API_VERSION,
-          kind: 'ArtifactGenerator',
-          metadata: {
-            name,
-            namespace,
-            ...(owner !== undefined
-              ? {
-                  labels: { 'cozystack.io/packagesource': owner.name },
-                  ownerReferences: [
-                    {
-                      apiVersion: PS_API_VERSION,
-                      kind: 'PackageSource',
-                      name: owner.name,
-                      uid: owner.uid,
-                      controller: true,
-                    },
-                  ],
-                }
-              : {}),
-          },
-          spec: shape === 'compact' ? COMPACT_SPEC : fixture.spec,
-        },
+        body: { ...ag, spec: shape === 'compact' ? COMPACT_SPEC : fixture.spec },
       });
     },
     patchAgStatus: (namespace, name, status) =>
@@ -177,6 +144,25 @@ export async function pool<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
+/** Creates the PackageSource `name` and returns it as an AG's owner. */
+export async function createOwner(raw: RawKube, name: string): Promise<PackageSourceOwner> {
+  const ps = await raw.createPackageSource(name);
+  return { name, uid: ps.metadata?.uid ?? '' };
+}
+
+/** Creates an AG of `shape` and gives it the status `statusOf` makes for its generation. */
+async function createAgInState(
+  raw: RawKube,
+  namespace: string,
+  name: string,
+  owner: PackageSourceOwner | undefined,
+  shape: Exclude<AgShape, 'minimal'>,
+  statusOf: (generation: number) => ArtifactGeneratorStatus,
+): Promise<ArtifactGenerator> {
+  const created = await raw.createAg(namespace, name, owner, shape);
+  return raw.patchAgStatus(namespace, name, statusOf(created.metadata?.generation ?? 1));
+}
+
 /**
  * Creates the compact AGs `names` in `namespace`, `concurrency` at a time, each healthy (Ready=True
  * since `at`) and owned by what `ownerOf` makes for it, if anything.
@@ -186,32 +172,44 @@ export async function createHealthyAgs(
   namespace: string,
   names: readonly string[],
   concurrency: number,
-  ownerOf: (name: string) => Promise<{ name: string; uid: string } | undefined> = () =>
+  ownerOf: (name: string) => Promise<PackageSourceOwner | undefined> = () =>
     Promise.resolve(undefined),
   at: number = Date.now(),
 ): Promise<void> {
   await pool(names, concurrency, async (name) => {
-    const created = await raw.createAg(namespace, name, await ownerOf(name), 'compact');
-    await raw.patchAgStatus(
-      namespace,
-      name,
-      healthyStatus(at, created.metadata?.generation ?? 1, 'compact'),
+    await createAgInState(raw, namespace, name, await ownerOf(name), 'compact', (generation) =>
+      healthyStatus(at, generation, 'compact'),
     );
   });
 }
 
+/**
+ * A realistic AG (the fixture's eleven inventory entries), Ready=True now on its generation,
+ * optionally owned by a PackageSource of the same name, read back as the API server serves it:
+ * the one the throughput and API-cost benches send events about.
+ */
+export async function createHealthyAg(
+  raw: RawKube,
+  namespace: string,
+  name: string,
+  { owned }: { owned: boolean },
+): Promise<ArtifactGenerator> {
+  const owner = owned ? await createOwner(raw, name) : undefined;
+  await createAgInState(raw, namespace, name, owner, 'realistic', (generation) =>
+    healthyStatus(Date.now(), generation, 'realistic'),
+  );
+  return raw.getAg(namespace, name);
+}
+
 /** Creates a realistic AG, optionally owned, stuck (fluxcd/pkg#934) since `since`. */
-export async function createStuckAg(
+export function createStuckAg(
   raw: RawKube,
   namespace: string,
   name: string,
   since: number,
-  owner?: { name: string; uid: string },
+  owner?: PackageSourceOwner,
 ): Promise<ArtifactGenerator> {
-  const created = await raw.createAg(namespace, name, owner);
-  return raw.patchAgStatus(
-    namespace,
-    name,
-    stuckStatus(since, created.metadata?.generation ?? 1, 'realistic'),
+  return createAgInState(raw, namespace, name, owner, 'realistic', (generation) =>
+    stuckStatus(since, generation, 'realistic'),
   );
 }
