@@ -33,7 +33,7 @@ import {
 } from '../support/raw-kube.js';
 import { createOwnedPair } from '../support/apiserver.js';
 import { ALARM_NAMESPACE } from '../support/recovery-alarm.js';
-import { resyncPing } from '../integration/functions/suite-kit.js';
+import { resyncPing } from '../support/http-events.js';
 import type { System } from '../harness/system.js';
 import { expectResult, resultOf, untilResult } from './answers.js';
 import { benchCluster, viaProxy, withBenchSystem, withDeployedFunctions } from './bench-system.js';

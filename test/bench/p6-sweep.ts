@@ -13,7 +13,7 @@ import type { KubePort } from '../../shared/kube/port.js';
 import { postEvent } from '../support/http-events.js';
 import { functionKubeClient, urlOf } from '../harness/functions.js';
 import { createHealthyAgs } from '../support/raw-kube.js';
-import { resyncPing } from '../integration/functions/suite-kit.js';
+import { resyncPing } from '../support/http-events.js';
 import { expectResult } from './answers.js';
 import { benchCluster, withDeployedFunctions } from './bench-system.js';
 import { listAllAgs } from './paged-list.js';

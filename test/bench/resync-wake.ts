@@ -8,7 +8,7 @@ import { HTTP } from 'cloudevents';
 import { startCountingServer } from './counting-server.js';
 import { spawnServer, timeToFirstAnswer } from '../harness/functions.js';
 import { createHealthyAgs } from '../support/raw-kube.js';
-import { resyncPing } from '../integration/functions/suite-kit.js';
+import { resyncPing } from '../support/http-events.js';
 import { expectResult } from './answers.js';
 import { benchCluster } from './bench-system.js';
 import type { BenchContext } from './types.js';

@@ -25,7 +25,7 @@ import { SettableClock, startFunction } from '../harness/functions.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
 import { functionFile } from './support/function-file.js';
-import { resyncPing } from '../integration/functions/suite-kit.js';
+import { resyncPing } from '../support/http-events.js';
 import { deleteAlarm, readAlarm } from '../support/recovery-alarm.js';
 import { progressing } from '../support/conditions.js';
 

@@ -31,7 +31,7 @@ import type { MatrixScenario } from './support/fault-matrix.js';
 import { READ_VERBS } from './support/fuzz-runner.js';
 import { defineMatrix } from './support/matrix-suite.js';
 import { functionFile } from './support/function-file.js';
-import { resyncPing } from '../integration/functions/suite-kit.js';
+import { resyncPing } from '../support/http-events.js';
 import { marker } from '../support/conditions.js';
 
 // The resync lists every AG and PackageSource: keep the cluster to this file's objects.

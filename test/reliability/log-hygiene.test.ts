@@ -34,7 +34,7 @@ import {
   type ApiFunctionName as FunctionName,
 } from '../harness/functions.js';
 import { LogCapture } from '../harness/system/log-capture.js';
-import { resyncPing } from '../integration/functions/suite-kit.js';
+import { resyncPing } from '../support/http-events.js';
 import { functionFile } from './support/function-file.js';
 import {
   forbiddenStrings,

@@ -15,7 +15,7 @@ import { SettableClock, startFunction } from '../harness/functions.js';
 import { postEvent } from '../support/http-events.js';
 import { functionFile } from './support/function-file.js';
 import { readAlarm } from '../support/recovery-alarm.js';
-import { resyncPing } from '../integration/functions/suite-kit.js';
+import { resyncPing } from '../support/http-events.js';
 import { progressing } from '../support/conditions.js';
 
 const { T0, NS, kc, suite } = functionFile('extreme', 'rel-xt', 'ags');

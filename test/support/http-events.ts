@@ -7,9 +7,10 @@ import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
 import { CloudEvent, HTTP, type CloudEventV1 } from 'cloudevents';
 import { randomUUID } from 'node:crypto';
-import { ACTION_SOURCE, type ActionData } from '../../shared/core/events.js';
+import { ACTION_SOURCE, PING, type ActionData } from '../../shared/core/events.js';
 import { formatTimeNano } from '../../shared/core/time.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
+import { RECOVERY_NAMESPACE } from './manifests.js';
 
 export interface Started {
   readonly url: string;
@@ -86,6 +87,14 @@ export function actionEvent(
   };
   return cloudEvent({ type, source: ACTION_SOURCE, data });
 }
+
+/** The resync PingSource's ping (its data the resync's purpose unless given). */
+export const resyncPing = (data: object = { purpose: 'resync' }) =>
+  cloudEvent({
+    type: PING,
+    source: `/apis/v1/namespaces/${RECOVERY_NAMESPACE}/pingsources/resync`,
+    data,
+  });
 
 export interface Answer {
   readonly status: number;

@@ -21,7 +21,8 @@ import {
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, postEvent } from '../../support/http-events.js';
 import type { KubeProxy } from '../../support/kube-proxy.js';
-import { capturingLogger, functionFile, historyRead, resyncPing } from './suite-kit.js';
+import { capturingLogger, functionFile, historyRead } from './suite-kit.js';
+import { resyncPing } from '../../support/http-events.js';
 import { deleteAlarm, readAlarm } from '../../support/recovery-alarm.js';
 
 const { T0, kc, suite, ...file } = functionFile('degraded');

@@ -24,7 +24,8 @@ import {
 } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionFile, resyncPing, trackingAnnotations } from './suite-kit.js';
+import { functionFile, trackingAnnotations } from './suite-kit.js';
+import { resyncPing } from '../../support/http-events.js';
 import {
   ALARM_NAME,
   ALARM_NAMESPACE,

@@ -25,7 +25,8 @@ import {
 import { rebuildAg } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, cloudEvent, postEvent } from '../../support/http-events.js';
-import { functionFile, patchAgMetadata, resyncPing } from './suite-kit.js';
+import { functionFile, patchAgMetadata } from './suite-kit.js';
+import { resyncPing } from '../../support/http-events.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
 
 const { T0, kc, suite, ...file } = functionFile('early');

@@ -22,7 +22,8 @@ import { postEvent } from '../../support/http-events.js';
 import type { CallMatch, ProxyCall } from '../../support/kube-proxy.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
 import { REPEAT_WINDOW_MS } from '../../../functions/detect/recent-actions.js';
-import { functionFile, historyRead, resyncPing } from './suite-kit.js';
+import { functionFile, historyRead } from './suite-kit.js';
+import { resyncPing } from '../../support/http-events.js';
 
 const { T0, kc, suite, ...file } = functionFile('kept-history');
 /** Inside testConfig's 30 s grace: only the verified lost-write signal opens the gate. */

@@ -31,7 +31,8 @@ import {
 import { createAgWithStatus, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { actionEvent, agResourceEvent, postEvent } from '../../support/http-events.js';
-import { functionFile, resyncPing, trackingAnnotations } from './suite-kit.js';
+import { functionFile, trackingAnnotations } from './suite-kit.js';
+import { resyncPing } from '../../support/http-events.js';
 import { marker, progressing } from '../../support/conditions.js';
 
 const { T0, kc, suite } = functionFile('parity');

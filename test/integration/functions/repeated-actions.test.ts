@@ -10,7 +10,8 @@ import type { ArtifactGenerator } from '../../../shared/core/types.js';
 import { rebuildAg } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, postEvent } from '../../support/http-events.js';
-import { functionFile, resyncPing } from './suite-kit.js';
+import { functionFile } from './suite-kit.js';
+import { resyncPing } from '../../support/http-events.js';
 
 const { T0, kc, suite, ...file } = functionFile('repeated-actions');
 /** Inside testConfig's 30 s grace: the force comes from the lost-write signal. */

@@ -11,7 +11,6 @@ import {
   ANNOTATION_ATTEMPTS,
   ANNOTATION_LAST_RECOVERY_AT,
   ANNOTATION_REQUESTED_AT,
-  PING,
   SIGNAL_LOST_WRITE,
   formatTimeNano,
   type ActionData,
@@ -21,7 +20,6 @@ import { customObjects, MERGE_PATCH, testKubeConfig } from '../../support/apiser
 import { AG_RESOURCE } from '../../harness/knative/index.js';
 import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
-import { ALARM_NAMESPACE } from '../../support/recovery-alarm.js';
 import { actionEvent, cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { functionSuite, type FunctionSuite } from '../../support/function-suite.js';
 import type { CallMatch } from '../../support/kube-proxy.js';
@@ -94,14 +92,6 @@ export const trackingAnnotations = (
   [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(at),
   ...(bumped ? { [ANNOTATION_REQUESTED_AT]: formatTimeNano(at) } : {}),
 });
-
-/** The resync PingSource's ping (its data the resync's purpose unless given); reliability's too. */
-export const resyncPing = (data: object = { purpose: 'resync' }) =>
-  cloudEvent({
-    type: PING,
-    source: `/apis/v1/namespaces/${ALARM_NAMESPACE}/pingsources/resync`,
-    data,
-  });
 
 /** detect's and force-drift's history reads: a LIST of one AG at an exact revision. */
 export const historyRead = (clientTag: string): CallMatch => ({

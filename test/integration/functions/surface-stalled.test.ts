@@ -32,7 +32,8 @@ import {
   cloudEvent,
   postEvent,
 } from '../../support/http-events.js';
-import { functionFile, resyncPing, trackingAnnotations } from './suite-kit.js';
+import { functionFile, trackingAnnotations } from './suite-kit.js';
+import { resyncPing } from '../../support/http-events.js';
 import { buildFailed, marker, readyWith, succeeded } from '../../support/conditions.js';
 
 const { T0, kc, suite } = functionFile('surface-stalled');
