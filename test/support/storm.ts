@@ -180,10 +180,6 @@ export class StormProfile {
     return this.#startMs;
   }
 
-  get endMs(): number {
-    return this.#endMs;
-  }
-
   active(nowMs: number): boolean {
     return nowMs >= this.#startMs && nowMs < this.#endMs;
   }
