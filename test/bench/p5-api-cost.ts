@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_GRACE_PERIOD_MS, DEFAULT_RECOVERY_CONFIG } from '../../shared/core/config.js';
 import { REASON_FORCED, readyOf } from '../../shared/core/conditions.js';
-import { ACTION_FORCE, ACTION_PREFIX, APISERVER_UPDATE } from '../../shared/core/events.js';
+import { ACTION_FORCE, ACTION_PREFIX } from '../../shared/core/events.js';
 import { ANNOTATION_ATTEMPTS, ANNOTATION_REQUESTED_AT } from '../../shared/core/tracking.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
@@ -59,8 +59,7 @@ export const IDLE_PINGS = 12;
 const WRITE_VERBS = ['create', 'update', 'patch', 'delete', 'deletecollection'] as const;
 const row = rowsOf('P5');
 
-const agEvent = (ag: ArtifactGenerator) =>
-  agResourceEvent(ag, APISERVER_UPDATE, 'https://10.96.0.1:443');
+const agEvent = (ag: ArtifactGenerator) => agResourceEvent(ag);
 
 /** Posts detect's force of the AG as read (`attempts` before it) to force-drift, as the Broker does. */
 const postForce = (

@@ -3,7 +3,7 @@
 // alarm PingSource; its end state is that alarm plus the action events it emitted.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { APISERVER_REF_UPDATE, APISERVER_UPDATE } from '../../shared/core/index.js';
+import { APISERVER_REF_UPDATE } from '../../shared/core/index.js';
 import {
   AG_API_VERSION,
   AG_KIND,
@@ -96,8 +96,7 @@ async function armAlarm(ctx: Ctx, at: number, sinceAgo: number): Promise<void> {
   }
 }
 
-const agUpdateEvent = (ag: ArtifactGenerator) =>
-  agResourceEvent(ag, APISERVER_UPDATE, 'https://10.96.0.1:443');
+const agUpdateEvent = (ag: ArtifactGenerator) => agResourceEvent(ag);
 
 function refEvent(ref: AgRef) {
   return cloudEvent({

@@ -7,7 +7,6 @@ import {
   ANNOTATION_ATTEMPTS,
   ANNOTATION_LAST_RECOVERY_AT,
   ANNOTATION_REQUESTED_AT,
-  APISERVER_UPDATE,
   formatTimeNano,
   REASON_FORCED,
   REASON_STALLED,
@@ -79,8 +78,7 @@ async function cleanup(ctx: Ctx): Promise<void> {
   await deletePackageSource(ctx.psName, kc);
 }
 
-const updateEvent = (ag: ArtifactGenerator) =>
-  agResourceEvent(ag, APISERVER_UPDATE, 'https://10.96.0.1:443');
+const updateEvent = (ag: ArtifactGenerator) => agResourceEvent(ag);
 
 const resyncEvent = () => resyncPing({});
 

@@ -9,7 +9,16 @@ import { CloudEvent, HTTP, type CloudEventV1 } from 'cloudevents';
 import { randomUUID } from 'node:crypto';
 import { ACTION_SOURCE, PING, type ActionData } from '../../shared/core/events.js';
 import { formatTimeNano } from '../../shared/core/time.js';
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+import {
+  AG_API_VERSION,
+  AG_KIND,
+  AG_PLURAL,
+  type ArtifactGenerator,
+} from '../../shared/core/types.js';
+import {
+  apiServerSourceEvent,
+  IN_CLUSTER_SERVER,
+} from '../harness/knative/apiserver-source-event.js';
 import { RECOVERY_NAMESPACE } from './manifests.js';
 
 export interface Started {
@@ -52,22 +61,22 @@ export function cloudEvent(attrs: {
   });
 }
 
-/** An ApiServerSource Resource-mode event for an AG (`type` defaults to an update). */
+/**
+ * The ApiServerSource Resource-mode event Knative sends for an AG (`type` defaults to an update;
+ * `source` to the in-cluster API server), built as the emulated ApiServerSource builds it.
+ */
 export function agResourceEvent(
-  ag: { metadata?: { namespace?: string; name?: string } },
+  ag: { apiVersion?: string; kind?: string; metadata?: { namespace?: string; name?: string } },
   type = 'dev.knative.apiserver.resource.update',
-  source?: string,
+  source = IN_CLUSTER_SERVER,
 ): CloudEvent<unknown> {
-  return cloudEvent({
+  return apiServerSourceEvent({
     type,
-    ...(source !== undefined ? { source } : {}),
-    data: ag,
-    extensions: {
-      kind: 'ArtifactGenerator',
-      apiversion: 'source.extensions.fluxcd.io/v1beta1',
-      name: ag.metadata?.name ?? '',
-      namespace: ag.metadata?.namespace ?? '',
-    },
+    obj: ag,
+    plural: AG_PLURAL,
+    server: source,
+    now: Date.now(),
+    defaults: { apiVersion: AG_API_VERSION, kind: AG_KIND },
   });
 }
 

@@ -7,13 +7,12 @@
 // binary mode to the sink (the Broker ingress); a send that fails (non-2xx or transport error)
 // is retried a few times and then dropped.
 
-import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { CloudEvent } from 'cloudevents';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { APISERVER_ADD, APISERVER_DELETE, APISERVER_UPDATE } from '../../../shared/core/events.js';
 import { AG_API_GROUP, AG_PLURAL } from '../../../shared/core/types.js';
 import type { EmuClock } from './clock.js';
+import { apiServerSourceEvent } from './apiserver-source-event.js';
 import { postBinary } from './cloudevent-http.js';
 import type { AnyEvent } from './cloudevent-http.js';
 import { ListWatch, listCatchUp } from './list-watch.js';
@@ -119,27 +118,12 @@ export class ApiServerSource {
 
   /** The CloudEvent Knative makes of one watch event. */
   makeEvent(type: WatchEventType, obj: KubeObject): AnyEvent {
-    const meta = obj.metadata ?? {};
-    const apiVersion = obj.apiVersion ?? '';
-    const namespace = meta.namespace ?? '';
-    const name = meta.name ?? '';
-    const subject = namespace
-      ? `/apis/${apiVersion}/namespaces/${namespace}/${this.#plural}/${name}`
-      : `/apis/${apiVersion}/${this.#plural}/${name}`;
-    const now = this.#opts.clock ? this.#opts.clock.now() : Date.now();
-    return new CloudEvent<unknown>({
-      specversion: '1.0',
-      id: randomUUID(),
+    return apiServerSourceEvent({
       type: TYPES[type],
-      source: this.#serverUrl,
-      subject,
-      time: new Date(now).toISOString(),
-      datacontenttype: 'application/json',
-      kind: obj.kind ?? '',
-      apiversion: apiVersion,
-      name,
-      namespace,
-      data: obj,
+      obj,
+      plural: this.#plural,
+      server: this.#serverUrl,
+      now: this.#opts.clock ? this.#opts.clock.now() : Date.now(),
     });
   }
 
