@@ -1,19 +1,9 @@
 // The event the throughput, cold-start and memory rows send: an ApiServerSource Resource-mode
 // update in binary mode, as Knative sends it, carrying the realistic AG fixture.
 
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { APISERVER_UPDATE } from '../../shared/core/events.js';
-
-export const FIXTURE_PATH = join(import.meta.dirname, 'fixtures', 'realistic-ag.json');
-
-/** The realistic AG: ~8 KB with managedFields, Ready=True, inventory, digest, no tracking. */
-export function loadRealisticAg(): ArtifactGenerator & { metadata: Record<string, unknown> } {
-  return JSON.parse(readFileSync(FIXTURE_PATH, 'utf8')) as ArtifactGenerator & {
-    metadata: Record<string, unknown>;
-  };
-}
+import { loadRealisticAg } from '../support/realistic-ag.js';
 
 /** Binary-mode headers of an ApiServerSource Resource-mode update for `ag`. */
 export function agUpdateHeaders(

@@ -5,7 +5,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { ArtifactGenerator, ArtifactGeneratorStatus } from '../../shared/core/types.js';
 import { AG_API_GROUP, AG_PLURAL } from '../../shared/core/types.js';
-import { loadRealisticAg } from '../bench/events.js';
+import { loadRealisticAg } from './realistic-ag.js';
 import {
   AG_VERSION,
   MERGE_PATCH,
@@ -37,7 +37,7 @@ export { reconciling };
 
 /**
  * How much of source-watcher's output a status carries: the tests' one artifact (`minimal`), the
- * realistic fixture's eleven inventory entries (`realistic`, test/bench/fixtures), or its first one
+ * realistic fixture's eleven inventory entries (`realistic`, support/fixtures/realistic-ag.json), or its first one
  * (`compact`). The fixture shapes carry only the Ready condition, worded as source-watcher does.
  */
 export type AgShape = 'minimal' | 'realistic' | 'compact';

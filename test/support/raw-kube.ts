@@ -16,7 +16,7 @@ import {
   type PackageSource,
 } from '../../shared/core/types.js';
 import { createTransport, type HttpRequest, type Send } from '../../shared/kube/transport.js';
-import { loadRealisticAg } from '../bench/events.js';
+import { loadRealisticAg } from './realistic-ag.js';
 import { healthyStatus, stuckStatus, type AgShape } from './ag-states.js';
 import { makeArtifactGenerator, makePackageSource, type PackageSourceOwner } from './apiserver.js';
 
