@@ -1,6 +1,6 @@
 // AG status shapes the tests and benches put on the real API server: stuck (the fluxcd/pkg#934
 // signature), healthy, honestly failing, and our own marker. Their conditions come from the one
-// vocabulary, ./conditions.ts (re-exported here).
+// vocabulary, ./conditions.ts.
 
 import type * as k8s from '@kubernetes/client-node';
 import type { ArtifactGenerator, ArtifactGeneratorStatus } from '../../shared/core/types.js';
@@ -17,7 +17,7 @@ import {
   writeArtifactGeneratorStatus,
   type ArtifactGeneratorFixture,
 } from './apiserver.js';
-import { progressing, readyWith, reconciling, succeeded } from './conditions.js';
+import { progressing, reconciling, succeeded } from './conditions.js';
 
 export const INVENTORY = [
   {
@@ -29,16 +29,10 @@ export const INVENTORY = [
 ];
 export const DIGEST = 'sha256:fedcba9876543210';
 
-/** A Ready condition with any reason: ./conditions.ts's `readyWith` (named ones live there). */
-export const ready = readyWith;
-
-/** Another condition that must survive every write of ours untouched (./conditions.ts). */
-export { reconciling };
-
 /**
  * How much of source-watcher's output a status carries: the tests' one artifact (`minimal`), the
- * realistic fixture's eleven inventory entries (`realistic`, support/fixtures/realistic-ag.json), or its first one
- * (`compact`). The fixture shapes carry only the Ready condition, worded as source-watcher does.
+ * realistic fixture's eleven inventory entries (`realistic`, ./fixtures/realistic-ag.json), or its
+ * first one (`compact`). The fixture shapes carry only the Ready condition, worded as source-watcher does.
  */
 export type AgShape = 'minimal' | 'realistic' | 'compact';
 
