@@ -5,6 +5,7 @@
 // so the unit tests use it too.
 
 import { REASON_FORCED } from '../../shared/core/conditions.js';
+import { markerCondition } from '../../shared/core/force-plan.js';
 import { formatTimeSeconds } from '../../shared/core/time.js';
 import type { Condition } from '../../shared/core/types.js';
 import {
@@ -62,15 +63,17 @@ export const buildFailed = (at: number, generation = 1): FullCondition =>
 export const reconciliationFailed = (at: number, generation = 1): FullCondition =>
   readyWith('False', REASON_RECONCILIATION_FAILED, at, generation, 'etcdserver: request timed out');
 
-/** The recovery's marker: Ready=False/SourceWatcherRecoveryForced on `generation`. */
+/**
+ * The recovery's marker: Ready=False/SourceWatcherRecoveryForced on `generation`, worded as
+ * force-drift words it (its message is shared/core's `markerCondition`'s, so the two cannot part).
+ */
 export const marker = (at: number, generation = 1): FullCondition =>
   readyWith(
     'False',
     REASON_FORCED,
     at,
     generation,
-    `forced by source-watcher-recovery: Ready was lost on generation ${generation} ` +
-      '(fluxcd/pkg#934); requesting a rebuild',
+    markerCondition({ metadata: { generation } }, at).message ?? '',
   );
 
 /** source-watcher's Reconciling condition: another condition every write of ours must keep. */
