@@ -29,6 +29,15 @@ function heldSync(log: string[], name: string) {
   };
 }
 
+type HeldSync = ReturnType<typeof heldSync>;
+
+/** Fresh turns, one log of starts and ends, and a held sync for each name. */
+function turnsWith<const N extends readonly string[]>(...names: N) {
+  const log: string[] = [];
+  const syncs = names.map((n) => heldSync(log, n)) as { [K in keyof N]: HeldSync };
+  return { turns: createSyncTurns(), log, syncs };
+}
+
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
 describe('sync turns', () => {
@@ -50,10 +59,11 @@ describe('sync turns', () => {
     ],
     ['versions that are not numbers: runs after it', 'abc', 'abd', false],
   ])('%s', async (_title, decidedOn, waiting, covered) => {
-    const turns = createSyncTurns();
-    const log: string[] = [];
-    const first = heldSync(log, 'first');
-    const second = heldSync(log, 'second');
+    const {
+      turns,
+      log,
+      syncs: [first, second],
+    } = turnsWith('first', 'second');
     const one = turns.run('ns/ag', '1', first.run);
     const two = turns.run('ns/ag', waiting, second.run);
     await settle();
@@ -73,10 +83,11 @@ describe('sync turns', () => {
   });
 
   it('a sync that fails covers nobody: the waiter runs, and the failure reaches its own caller', async () => {
-    const turns = createSyncTurns();
-    const log: string[] = [];
-    const first = heldSync(log, 'first');
-    const second = heldSync(log, 'second');
+    const {
+      turns,
+      log,
+      syncs: [first, second],
+    } = turnsWith('first', 'second');
     const one = turns.run('ns/ag', '10', first.run);
     const two = turns.run('ns/ag', '10', second.run);
     await settle();
@@ -90,13 +101,11 @@ describe('sync turns', () => {
   });
 
   it('waiters take one turn each, in order; a later sync can cover the rest', async () => {
-    const turns = createSyncTurns();
-    const log: string[] = [];
-    const [a, b, c] = ['a', 'b', 'c'].map((n) => heldSync(log, n)) as [
-      ReturnType<typeof heldSync>,
-      ReturnType<typeof heldSync>,
-      ReturnType<typeof heldSync>,
-    ];
+    const {
+      turns,
+      log,
+      syncs: [a, b, c],
+    } = turnsWith('a', 'b', 'c');
     const ra = turns.run('ns/ag', '5', a.run);
     const rb = turns.run('ns/ag', '20', b.run);
     const rc = turns.run('ns/ag', '15', c.run);
@@ -112,9 +121,7 @@ describe('sync turns', () => {
   });
 
   it(`a delivery waits for at most ${MAX_SYNCS_WAITED} syncs, then syncs beside the running one`, async () => {
-    const turns = createSyncTurns();
-    const log: string[] = [];
-    const syncs = ['s0', 'w1', 'w2', 'w3', 'w4'].map((n) => heldSync(log, n));
+    const { turns, log, syncs } = turnsWith('s0', 'w1', 'w2', 'w3', 'w4');
     const runs = syncs.map((x, i) => turns.run('ns/ag', i === 0 ? '1' : '100', x.run));
     for (let i = 0; i < 3; i++) {
       await settle();
@@ -131,17 +138,18 @@ describe('sync turns', () => {
     ]);
     // w3 (third in line) and w4 (which has now waited for three syncs) run together.
     expect(log.slice(-2)).toEqual(['w3 starts', 'w4 starts']);
-    syncs[3]?.finish('100');
-    syncs[4]?.finish('100');
+    syncs[3].finish('100');
+    syncs[4].finish('100');
     await Promise.all(runs);
     expect(turns.running()).toBe(0);
   });
 
   it('syncs about different AGs run side by side', async () => {
-    const turns = createSyncTurns();
-    const log: string[] = [];
-    const x = heldSync(log, 'x');
-    const y = heldSync(log, 'y');
+    const {
+      turns,
+      log,
+      syncs: [x, y],
+    } = turnsWith('x', 'y');
     const rx = turns.run('ns/x', '1', x.run);
     const ry = turns.run('ns/y', '1', y.run);
     await settle();
