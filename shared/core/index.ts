@@ -25,4 +25,5 @@ export * from './kube-event-content.js';
 export * from './kube-event-series.js';
 export * from './kube-event-steps.js';
 export * from './external-artifacts.js';
+export * from './external-artifact-heal.js';
 export * from './resource-version.js';

@@ -62,6 +62,7 @@ describe('ExternalArtifact adapter', () => {
     let token: string | undefined;
     do {
       const page = await c.listExternalArtifacts({
+        namespace: NS,
         labelSelector: `${LABEL_GENERATOR}=${uid}`,
         limit: 2,
         ...(token !== undefined ? { continueToken: token } : {}),
@@ -71,6 +72,7 @@ describe('ExternalArtifact adapter', () => {
     } while (token !== undefined);
     expect(seen.sort()).toEqual([...names].sort());
     const cached = await c.listExternalArtifacts({
+      namespace: NS,
       labelSelector: `${LABEL_GENERATOR}=${uid}`,
       cached: true,
     });
@@ -98,9 +100,12 @@ describe('ExternalArtifact adapter', () => {
     const c = client();
     proxy.clearCalls();
     const bad = [
-      c.listExternalArtifacts({ labelSelector: '' }),
-      c.listExternalArtifacts({ labelSelector: 'a=b,c=d' }),
-      c.listExternalArtifacts({ labelSelector: 'a=b', limit: 0 }),
+      c.listExternalArtifacts({ namespace: NS, labelSelector: '' }),
+      c.listExternalArtifacts({ namespace: NS, labelSelector: 'a=b,c=d' }),
+      c.listExternalArtifacts({ namespace: NS, labelSelector: 'a=b', limit: 0 }),
+      c.listExternalArtifacts({ namespace: 'Bad_NS', labelSelector: 'a=b' }),
+      c.mayApplyExternalArtifacts({ namespace: NS, name: 'Bad_SA' }, NS),
+      c.mayApplyExternalArtifacts({ namespace: NS, name: 'sa' }, ''),
       c.deleteExternalArtifact({ namespace: 'Bad', name: 'x' }, { uid: 'u', resourceVersion: '1' }),
       c.deleteExternalArtifact({ namespace: NS, name: 'x' }, { uid: '', resourceVersion: '1' }),
     ];
