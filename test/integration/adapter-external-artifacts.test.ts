@@ -9,6 +9,7 @@ import { isKubeError } from '../../shared/kube/errors.js';
 import { createExternalArtifactClient } from '../../shared/kube/external-artifact-client.js';
 import { testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
+import { TENANT_NAME, tenantKubeConfig } from '../support/tenant-identity.js';
 
 const NS = 'cozy-system';
 const EA = { group: 'source.toolkit.fluxcd.io', version: 'v1', plural: 'externalartifacts' };
@@ -94,6 +95,16 @@ describe('ExternalArtifact adapter', () => {
     ] as const) {
       expect(await kindOf(c.deleteExternalArtifact(ref, precondition))).toBe(kind);
     }
+  });
+
+  it('asks the authorizer whether a ServiceAccount may apply ExternalArtifacts (a tenant: in its own namespace only)', async () => {
+    const own = 'ea-adapter-tenant';
+    await tenantKubeConfig(own); // makes the tenant's ServiceAccount, Role and RoleBinding
+    const c = client();
+    const sa = { namespace: own, name: TENANT_NAME };
+    expect(await c.mayApplyExternalArtifacts(sa, own)).toBe(true);
+    expect(await c.mayApplyExternalArtifacts(sa, NS)).toBe(false);
+    expect(await c.mayApplyExternalArtifacts({ namespace: own, name: 'nobody' }, own)).toBe(false);
   });
 
   it('refuses bad input before any request', async () => {
