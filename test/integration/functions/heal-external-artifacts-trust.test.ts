@@ -36,14 +36,14 @@ import type { CloudEvent } from 'cloudevents';
 import { cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { functionSuite } from '../../support/function-suite.js';
 import { listEventsAbout } from '../../support/kube-events.js';
-import { tenantKubeConfig } from '../../support/tenant-identity.js';
+import { ensureNewerAgFields } from '../../support/newer-ag-crd.js';
+import { TENANT_NAME, tenantKubeConfig } from '../../support/tenant-identity.js';
 
 const NS = 'heal-trust';
 const T0 = Math.floor(Date.now() / 1000) * 1000;
 /** The function's calls carry its name as client tag (functionSuite). */
 const TAG = 'heal-external-artifacts';
 const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 const kc = testKubeConfig();
 const admin = customObjects(kc);
 const WRITES = ['create', 'update', 'patch', 'delete'];
@@ -198,7 +198,13 @@ const mark = (): number => suite.proxy.calls.at(-1)?.seq ?? 0;
 const writesSince = (since: number) =>
   suite.proxy
     .callsMatching({ clientTag: TAG })
-    .filter((c) => c.seq > since && c.resource !== 'events' && WRITES.includes(c.verb))
+    .filter(
+      (c) =>
+        c.seq > since &&
+        c.resource !== 'events' &&
+        c.resource !== 'subjectaccessreviews' &&
+        WRITES.includes(c.verb),
+    )
     .map((c) => `${c.verb} ${c.resource} ${c.status}`);
 
 /** Ready=False as source-watcher writes it (observed on the AG's generation). */
@@ -376,54 +382,70 @@ describe('heal-external-artifacts: only its own objects', () => {
   );
 });
 
-describe('heal-external-artifacts: pathPattern (source-watcher >= 2.2)', () => {
-  // The test cluster serves the v2.1 CRD; source-watcher 2.2 adds the optional spec.pathPattern.
-  // Added here (additive, idempotent) so that the API server keeps it.
-  beforeAll(async () => {
-    const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
-    const name = 'artifactgenerators.source.extensions.fluxcd.io';
-    const crd = await ext.readCustomResourceDefinition({ name });
-    const at = crd.spec.versions.findIndex((v) => v.name === 'v1beta1');
-    const props = crd.spec.versions[at]?.schema?.openAPIV3Schema?.properties?.['spec']?.properties;
-    if (props?.['pathPattern'] === undefined) {
-      await ext.patchCustomResourceDefinition(
-        {
-          name,
-          body: [
-            {
-              op: 'add',
-              path: `/spec/versions/${at}/schema/openAPIV3Schema/properties/spec/properties/pathPattern`,
-              value: { type: 'string', maxLength: 1024 },
-            },
-          ],
-        },
-        JSON_PATCH,
-      );
-    }
-    // Served once an AG keeps it.
-    for (let i = 0; i < 50; i++) {
-      const probe = await settledAg(pathPatternSpec('probe'), []);
-      const kept = (probe.spec as { pathPattern?: unknown } | undefined)?.pathPattern;
-      await admin.deleteNamespacedCustomObject({
-        ...AG,
-        namespace: NS,
-        name: probe.metadata?.name ?? '',
-      });
-      if (kept !== undefined) return;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    throw new Error('the API server does not keep spec.pathPattern');
-  });
+function pathPatternSpec(name: string): Record<string, unknown> {
+  return {
+    sources: [{ alias: 'src', kind: 'OCIRepository', name }],
+    pathPattern: '@src/apps/{app}',
+    // The declared name is the template (here a placeholder the v2.1 schema accepts); the
+    // generated names come from the sources, and only the inventory has them.
+    artifacts: [{ name: 'tmpl', copy: [{ from: '@src/apps/{app}/**', to: '@artifact/' }] }],
+  };
+}
+/** spec.pathPattern and spec.serviceAccountName kept by the API server (support/newer-ag-crd). */
+const newerAgFields = (): Promise<void> => ensureNewerAgFields(kc, NS);
 
-  function pathPatternSpec(name: string): Record<string, unknown> {
-    return {
-      sources: [{ alias: 'src', kind: 'OCIRepository', name }],
-      pathPattern: '@src/apps/{app}',
-      // The declared name is the template (here a placeholder the v2.1 schema accepts); the
-      // generated names come from the sources, and only the inventory has them.
-      artifacts: [{ name: 'tmpl', copy: [{ from: '@src/apps/{app}/**', to: '@artifact/' }] }],
-    };
-  }
+describe('heal-external-artifacts: v2.3 spec.serviceAccountName (re-created as that identity)', () => {
+  beforeAll(newerAgFields);
+
+  it.each<[string, string, string, string[]]>([
+    [
+      'may apply ExternalArtifacts there (the tenant)',
+      TENANT_NAME,
+      'healed',
+      ['delete externalartifacts 200', 'patch artifactgenerators 200'],
+    ],
+    ['may not (no such RBAC)', 'nobody', 'cannot-recreate', []],
+  ])(
+    'a foreign-owned digest, the AG re-created as a ServiceAccount that %s',
+    async (_what, sa, result, writes) => {
+      const s = await startHeal();
+      const name = uniqueName('ea');
+      const src = uniqueName('src');
+      const ag = await settledAg(
+        {
+          sources: [{ alias: 'src', kind: 'OCIRepository', name: src }],
+          serviceAccountName: sa,
+          artifacts: [{ name, copy: [{ from: '@src/**', to: '@artifact/' }] }],
+        },
+        [name],
+      );
+      await applyAsSourceWatcher(ag, name, digestOf(1));
+      const pinned = await pinDigest(name, digestOf(7));
+      const m = mark();
+      await expectAnswer(s, eaEvent(pinned), result);
+      expect(writesSince(m)).toEqual(writes);
+      const reviews = suite.proxy
+        .callsMatching({ clientTag: TAG, resource: 'subjectaccessreviews' })
+        .filter((c) => c.seq > m);
+      expect(reviews.length).toBeGreaterThan(0);
+      const events = await listEventsAbout(kc, NS, { name: ag.metadata?.name ?? '' });
+      if (result === 'cannot-recreate') {
+        expect((await readEa(name))?.metadata?.uid).toBe(pinned.metadata?.uid);
+        expect(events.map((e) => [e.reason, e.type])).toEqual([
+          ['ExternalArtifactDriftLeft', 'Warning'],
+        ]);
+        expect(events[0]?.note).toContain(`as ServiceAccount ${NS}/${sa}`);
+        await admin.deleteNamespacedCustomObject({ ...EA, namespace: NS, name });
+      } else {
+        expect(await readEa(name)).toBeUndefined();
+        expect(events.map((e) => e.reason)).toEqual(['ExternalArtifactDriftHealed']);
+      }
+    },
+  );
+});
+
+describe('heal-external-artifacts: pathPattern (source-watcher >= 2.2)', () => {
+  beforeAll(newerAgFields);
 
   it('a generated ExternalArtifact pinned, the delete done and the bump failed: the next delivery (the delete’s own event) bumps', async () => {
     const s = await startHeal();
