@@ -26,4 +26,5 @@ export * from './kube-event-series.js';
 export * from './kube-event-steps.js';
 export * from './external-artifacts.js';
 export * from './external-artifact-heal.js';
+export * from './external-artifact-identity.js';
 export * from './resource-version.js';
