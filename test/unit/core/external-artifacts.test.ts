@@ -594,6 +594,43 @@ describe('decideHeal: properties', () => {
     );
   });
 
+  it('a paused AG, or one failed for anything but the status-apply conflict, never heals, whatever its ExternalArtifacts', () => {
+    const blocked = fc.oneof(
+      fc
+        .constantFrom('disabled', 'Disabled', 'DISABLED', 'dIsAbLeD')
+        .map((v) => ({ annotations: { 'source.extensions.fluxcd.io/reconcile': v } })),
+      fc
+        .record({
+          reason: fc.constantFrom('SourceFetchFailed', 'BuildFailed', 'ReconciliationFailed'),
+          message: fc.oneof(
+            fc.string(),
+            fc.constant(
+              'a reconcile failed: failed to apply ExternalArtifact: Apply failed with 1',
+            ),
+          ),
+        })
+        .map((r) => ({ ready: 'False' as const, ...r })),
+    );
+    fc.assert(
+      fc.property(
+        names,
+        blocked,
+        fc.array(
+          fc.tuple(
+            fc.constantFrom('a', 'b', 'c'),
+            fc.constantFrom('kubectl-patch', 'source-watcher', 'none'),
+          ),
+        ),
+        (artifacts, over, objects) => {
+          const a = ag({ artifacts, inventory: artifacts.map((n) => inv(n, `d-${n}`)), ...over });
+          const eas = objects.map(([n, owner]) => ea(n, 'sha256:other', owner));
+          expect(decideHeal(a, eas).kind).toBe('leave');
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
   it('in step means source-watcher sees no ExternalArtifact drift, whatever the order of the list', () => {
     fc.assert(
       fc.property(names, fc.nat(), (artifacts, seed) => {
