@@ -12,6 +12,7 @@ import {
   APISERVER_UPDATE,
   EA_KIND,
   LABEL_GENERATOR,
+  LABEL_MANAGED_BY,
   formatTimeNano,
   type ArtifactGenerator,
   type ExternalArtifact,
@@ -106,7 +107,13 @@ async function applyAsSourceWatcher(
       body: {
         apiVersion: 'source.toolkit.fluxcd.io/v1',
         kind: EA_KIND,
-        metadata: { ...meta, labels: { [LABEL_GENERATOR]: ag.metadata?.uid ?? '' } },
+        metadata: {
+          ...meta,
+          labels: {
+            [LABEL_MANAGED_BY]: 'source-watcher',
+            [LABEL_GENERATOR]: ag.metadata?.uid ?? '',
+          },
+        },
         spec: {
           sourceRef: {
             apiVersion: 'source.extensions.fluxcd.io/v1beta1',
