@@ -15,6 +15,7 @@ export function createApp(deps: DetectDeps, opts: { isReady?: () => boolean } = 
   };
   return createFunctionApp({
     logger: deps.logger,
+    deadline: { clock: deps.clock, ms: deps.config.deliveryDeadlineMs },
     handle: (event, log) => handleDetect(event, log, runtime),
     ...(opts.isReady ? { isReady: opts.isReady } : {}),
   });
