@@ -115,7 +115,9 @@ export function toKubeError(failure: RequestFailure, target: RequestTarget): Kub
       );
     }
     case 'aborted':
-      return new TransientError(`${what} abandoned: its delivery has ended (deadline or client gone)`);
+      return new TransientError(
+        `${what} abandoned: its delivery has ended (deadline or client gone)`,
+      );
   }
 }
 

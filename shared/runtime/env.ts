@@ -132,8 +132,7 @@ export function loadConfig(
     );
   }
 
-  const deliveryText =
-    text('DELIVERY_TIMEOUT_SECONDS') ?? String(DEFAULT_DELIVERY_TIMEOUT_SECONDS);
+  const deliveryText = text('DELIVERY_TIMEOUT_SECONDS') ?? String(DEFAULT_DELIVERY_TIMEOUT_SECONDS);
   const deliveryTimeoutSeconds = Number(deliveryText);
   if (
     !/^[0-9]{1,4}$/.test(deliveryText) ||

@@ -122,7 +122,11 @@ async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions
   }
   if (signal.aborted) {
     log.warn(
-      { result: outcome.result, deadlineMs: opts.deadline?.ms, clientClosed: closed.signal.aborted },
+      {
+        result: outcome.result,
+        deadlineMs: opts.deadline?.ms,
+        clientClosed: closed.signal.aborted,
+      },
       'delivery aborted',
     );
   }
