@@ -19,6 +19,7 @@
 
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import type { ListPage } from '../../shared/kube/port.js';
+import { DEFAULT_SWEEP_PAGE_SIZE } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
 import { EmitError } from '../../shared/runtime/outcome.js';
@@ -30,7 +31,8 @@ import { errorSummary } from '../../shared/runtime/function-app.js';
 import { emitAction, evaluate, wantsHistory, type Evaluation } from './evaluate.js';
 import type { SweepPosition } from './sweep-resume.js';
 
-export const SWEEP_PAGE_SIZE = 500;
+/** The sweep's page size unless SWEEP_PAGE_SIZE says otherwise (config.sweepPageSize). */
+export const SWEEP_PAGE_SIZE = DEFAULT_SWEEP_PAGE_SIZE;
 /** History reads per sweep at the most. */
 export const SWEEP_HISTORY_MAX_READS = 100;
 /** History reads stop after this share of the sweep's budget. */
@@ -85,7 +87,7 @@ export async function sweep(
     let page: ListPage<ArtifactGenerator>;
     try {
       page = await deps.kube.listArtifactGenerators({
-        limit: SWEEP_PAGE_SIZE,
+        limit: deps.config.sweepPageSize,
         ...(continueToken !== undefined ? { continueToken } : {}),
       });
     } catch (e) {
