@@ -31,9 +31,6 @@ export function withDeliverySignal(timeout: AbortSignal): AbortSignal {
   return delivery === undefined ? timeout : AbortSignal.any([timeout, delivery]);
 }
 
-/** Why a delivery ended before its handler did. */
-export type AbortCause = 'deadline' | 'client-closed';
-
 /** The reason a delivery's signal carries when its client closed the connection. */
 export class ClientClosedError extends Error {
   constructor() {
