@@ -1,7 +1,8 @@
 // One HTTP request to the API server, with the kubeconfig's credentials and TLS settings, a hard
 // per-request timeout combined with the delivery's signal (shared/runtime/delivery.ts: no request
-// starts once the delivery has ended, and one in flight is cut when it ends), and no exceptions: the outcome is a response or a RequestFailure (plain data,
-// free of headers and credentials) for errors-map.ts to classify.
+// starts once the delivery has ended, and one in flight is cut when it ends), and no exceptions:
+// the outcome is a response or a RequestFailure (plain data, free of headers and credentials) for
+// errors-map.ts to classify.
 //
 // client-node's KubeConfig.applyToHTTPSOptions supplies the headers (bearer token, refreshed by its
 // authenticators) and the TLS material on every request. Sockets go through one keep-alive agent per

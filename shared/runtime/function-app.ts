@@ -103,7 +103,7 @@ async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions
     if (signal.aborted) resolve({ aborted: true });
     else signal.addEventListener('abort', () => resolve({ aborted: true }), { once: true });
   });
-  const work = inDelivery(delivery, () => opts.handle(event, log)).then(
+  const work = inDelivery(delivery, async () => opts.handle(event, log)).then(
     (outcome) => ({ outcome }),
     (error: unknown) => ({ error }),
   );
