@@ -46,6 +46,9 @@ export async function loadAllCrds(): Promise<k8s.V1CustomResourceDefinition[]> {
   if (twice.length > 0) {
     throw new Error(`CRDs both generated and in ${CARRIED_CRD_DIR}: ${twice.join(', ')}`);
   }
+  // The optional spec fields of newer source-watchers the heal reads (pathPattern,
+  // serviceAccountName; docs/adr/0054), added before install rather than by a test mid-run.
+  for (const crd of upstream) withNewerAgFields(crd);
   return [...upstream, ...carried];
 }
 
@@ -68,6 +71,30 @@ export function loadCarriedCrds(dir = CARRIED_CRD_DIR): k8s.V1CustomResourceDefi
   }
   if (crds.length === 0) throw new Error(`no CRD listed in ${join(dir, SUMS_FILE)}`);
   return crds;
+}
+
+export const AG_CRD_NAME = 'artifactgenerators.source.extensions.fluxcd.io';
+/** Optional spec fields of newer source-watchers (2.2: pathPattern, 2.3: serviceAccountName). */
+export const NEWER_AG_FIELDS: Record<string, object> = {
+  pathPattern: { type: 'string', maxLength: 1024 },
+  serviceAccountName: { type: 'string', maxLength: 63 },
+};
+
+/**
+ * The same fields added to the ArtifactGenerator CRD in memory before the test cluster installs it
+ * (loadAllCrds), so that no test file has to update a served CRD while others
+ * watch AGs; support/newer-ag-crd.ts's ensureNewerAgFields then only probes.
+ */
+export function withNewerAgFields(crd: k8s.V1CustomResourceDefinition): void {
+  if (crd.metadata?.name !== AG_CRD_NAME) return;
+  for (const version of crd.spec.versions) {
+    const spec = version.schema?.openAPIV3Schema?.properties?.['spec'];
+    if (spec === undefined) continue;
+    spec.properties ??= {};
+    for (const [field, value] of Object.entries(NEWER_AG_FIELDS)) {
+      spec.properties[field] ??= structuredClone(value) as k8s.V1JSONSchemaProps;
+    }
+  }
 }
 
 const READY_TIMEOUT_MS = 60_000;

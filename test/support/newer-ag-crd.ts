@@ -2,23 +2,21 @@
 // source-watchers add optional spec fields the heal reads (docs/adr/0054): spec.pathPattern (2.2)
 // and spec.serviceAccountName (2.3). This adds them to the served schema, additively and
 // idempotently (no field is changed or removed), so that the API server keeps them, and resolves
-// once it does (a probe AG in `namespace` keeps both).
+// once it does (a probe AG in `namespace` keeps both). The test cluster's installer adds them
+// already (withNewerAgFields), so this normally only probes.
 
 import * as k8s from '@kubernetes/client-node';
+import { AG_CRD_NAME, NEWER_AG_FIELDS } from '../setup/install-crds.js';
 import { customObjects } from './apiserver.js';
 
-const CRD = 'artifactgenerators.source.extensions.fluxcd.io';
+const CRD = AG_CRD_NAME;
 const AG = {
   group: 'source.extensions.fluxcd.io',
   version: 'v1beta1',
   plural: 'artifactgenerators',
 };
 const JSON_PATCH = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch);
-const FIELDS: Record<string, object> = {
-  pathPattern: { type: 'string', maxLength: 1024 },
-  serviceAccountName: { type: 'string', maxLength: 63 },
-};
-
+const FIELDS = NEWER_AG_FIELDS;
 export async function ensureNewerAgFields(kc: k8s.KubeConfig, namespace: string): Promise<void> {
   const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
   const crd = await ext.readCustomResourceDefinition({ name: CRD });
