@@ -128,7 +128,7 @@ export async function waitForApiServer(opts: WaitForApiServerOptions): Promise<v
     const left = deadline - Date.now();
     if (left <= 0) {
       throw new Error(
-        `the API server at ${opts.target.server} did not answer within ${Math.round(opts.waitMs / 1000)} s (last: ${verdict.reason}); start it, or wait longer with --wait-seconds`,
+        `the API server at ${opts.target.server} did not answer within ${Number((opts.waitMs / 1000).toFixed(1))} s (last: ${verdict.reason}); start it, or wait longer with --wait-seconds`,
       );
     }
     const pause = Math.min(retryDelayMs(attempt), left);
