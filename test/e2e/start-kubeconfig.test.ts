@@ -11,7 +11,7 @@
 // resetWorld) and asserts only on its own AG, in a namespace of its own.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,20 +82,28 @@ interface Cli {
 
 const clis: Cli[] = [];
 
-function startCli(kubeconfig: string, extraArgs: string[] = []): Cli {
+/**
+ * `npm start`'s own command (package.json), without npm in between: node toolchain/with-node.cjs
+ * node --import tsx test/harness/start.ts. (Not the tsx CLI: its signal relay SIGKILLs a child that
+ * does not confirm a Ctrl-C within 30 ms, which a busy machine cannot promise.)
+ */
+async function npmStartCommand(): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const command = (pkg.scripts['start'] ?? '').split(' ');
+  expect(command.slice(0, 2)).toEqual(['node', 'toolchain/with-node.cjs']);
+  return command.slice(1);
+}
+
+async function startCli(kubeconfig: string, extraArgs: string[] = []): Promise<Cli> {
   const child = spawn(
     process.execPath,
-    [
-      'toolchain/with-node.cjs',
-      'tsx',
-      'test/harness/start.ts',
-      '--kubeconfig',
-      kubeconfig,
-      ...extraArgs,
-    ],
+    [...(await npmStartCommand()), '--kubeconfig', kubeconfig, ...extraArgs],
     {
       cwd: REPO,
-      // Its own process group, so that SIGINT reaches with-node, tsx and the CLI at once.
+      // Its own process group, so that SIGINT reaches with-node and the CLI at once, as a
+      // terminal's Ctrl-C does.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
@@ -262,7 +270,7 @@ async function expectRecoveryThroughCli(cli: Cli): Promise<void> {
 
 describe('npm start -- --kubeconfig PATH uses exactly the kubeconfig given', () => {
   it('the admin kubeconfig file (client certificate): a lost Ready write is forced and recovers; Ctrl-C stops it cleanly', async () => {
-    const cli = startCli(testKubeconfigPath());
+    const cli = await startCli(testKubeconfigPath());
     await expectRecoveryThroughCli(cli);
     expect(cli.output()).toMatch(/credentials as given/);
   });
@@ -271,7 +279,7 @@ describe('npm start -- --kubeconfig PATH uses exactly the kubeconfig given', () 
     proxy = await startKubeProxy(kc, { tag: 'npm-start' });
     const file = join(dir, 'proxy.kubeconfig');
     await proxy.writeKubeconfig(file);
-    const cli = startCli(file);
+    const cli = await startCli(file);
     await expectRecoveryThroughCli(cli);
     // The CLI's calls went through the proxy, watches and the force's patch included, none
     // rejected for its (absent) credentials.
@@ -285,7 +293,7 @@ describe('npm start -- --kubeconfig PATH uses exactly the kubeconfig given', () 
     const url = `http://127.0.0.1:${port}`;
     const file = join(dir, 'early.kubeconfig');
     await writeProxyKubeconfig(file, url);
-    const cli = startCli(file);
+    const cli = await startCli(file);
     const waiting = await cli.waitFor(WAITING_LINE, CLI_READY_MS);
     expect(waiting[1]).toBe(url);
     expect(cli.output()).toMatch(/ECONNREFUSED/);
@@ -307,7 +315,7 @@ describe('npm start -- --kubeconfig PATH uses exactly the kubeconfig given', () 
     parsed.users = [{ name: 'nobody', user: { token: 'not-a-token' } }];
     for (const c of parsed.contexts) c.context.user = 'nobody';
     await writeFile(file, JSON.stringify(parsed), { mode: 0o600 });
-    const cli = startCli(file);
+    const cli = await startCli(file);
     const exit = await Promise.race([
       cli.exited,
       new Promise<'hung'>((r) => setTimeout(() => r('hung'), CLI_READY_MS)),
