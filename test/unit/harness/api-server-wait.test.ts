@@ -134,6 +134,25 @@ describe('waitForApiServer', () => {
     expect(paths).toHaveLength(1);
   });
 
+  it('ends early, without an error, once stopped says so (Ctrl-C while waiting)', async () => {
+    const { url } = await serve([503, 503, 503, 503, 503]);
+    const lines: string[] = [];
+    let saidAt = 0;
+    await waitForApiServer({
+      kubeConfig: proxyKubeConfig(url),
+      target: { server: url, user: 'kube-proxy', hasCredentials: false },
+      waitMs: 30_000,
+      say: (l) => {
+        saidAt = Date.now();
+        lines.push(l);
+      },
+      stopped: () => lines.length > 0,
+    });
+    expect(lines).toHaveLength(1);
+    // During the first pause (1 s), not after it.
+    expect(Date.now() - saidAt).toBeLessThan(900);
+  });
+
   it('gives up after the bound with the last reason', async () => {
     const { url } = await serve([]);
     const gone = servers.pop();
