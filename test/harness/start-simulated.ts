@@ -48,7 +48,7 @@ export async function runSimulated(env: Record<string, string>, say: Say): Promi
   const wallStart = Date.now();
   say('source-watcher recovery: a simulated cluster on a fast-forwarded clock');
   say(
-    'starting a real test cluster: kube-apiserver (RBAC), kube-controller-manager, etcd (the first run builds them from Go modules: tens of minutes) ...',
+    'starting a real test cluster: kube-apiserver (RBAC), kube-controller-manager, etcd (the first run builds them from Go modules: about 10 minutes on 2 cores, once) ...',
   );
   const cluster: TestCluster = await startTestCluster();
   const server = cluster.server;
