@@ -45,6 +45,8 @@ export function judgeProbe(outcome: HttpOutcome, t: ProbeTarget): ProbeVerdict {
         kind: 'fatal',
         message: `the credentials of ${user} could not be prepared${outcome.code !== undefined ? ` (${outcome.code})` : ''}: check its token, client certificate or exec plugin`,
       };
+    case 'aborted':
+      return { kind: 'retry', reason: 'the probe was aborted' };
     case 'response':
       break;
   }
