@@ -26,3 +26,4 @@ export * from './kube-event-series.js';
 export * from './kube-event-steps.js';
 export * from './external-artifacts.js';
 export * from './resource-version.js';
+export * from './packagesource-owner.js';
