@@ -238,7 +238,9 @@ describe('Events: one per recovery step, on the AG', () => {
     const psName = `${uniqueName('pks')}.${'a'.repeat(200)}`.slice(0, 240) + '.' + 'b'.repeat(12);
     const ps = await createPackageSource(makePackageSource({ name: psName }), kc);
     // The owner-name label (at most 63 bytes) cannot carry such a name: ownerReferences alone.
+    // Named like its PackageSource, as cozystack names it (docs/adr/0053).
     const manifest = makeArtifactGenerator({
+      name: psName,
       owner: { name: psName, uid: ps.metadata?.uid ?? '' },
       annotations: trackingAnnotations(5, T0),
     });
