@@ -71,7 +71,15 @@ describe('e2e: a forged PackageSource owner', () => {
     const fiveForces = () =>
       tenantAgs.every(({ key }) => system.progress.of(key).forces.length >= 5);
     const startedAt = system.clock.now();
-    await system.runUntil(fiveForces, { maxVirtualMs: 14 * MINUTE, what: 'five forces each' });
+    await system
+      .runUntil(fiveForces, { maxVirtualMs: 14 * MINUTE, what: 'five forces each' })
+      .catch((e: unknown) => {
+        const seen = tenantAgs.map(({ key }) => {
+          const p = system.progress.of(key);
+          return `${key}: ${p.stalls.length} lost writes, forces ${p.forces.map((f) => f.attempt).join(',')}`;
+        });
+        throw new Error(`${e instanceof Error ? e.message : String(e)}; ${seen.join('; ')}`);
+      });
     const fiveForcesAt = system.clock.now();
     // The last window (4 m) closes and the verdict is written; one more resync and alarm round.
     await system.advance(6 * MINUTE);
