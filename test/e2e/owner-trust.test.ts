@@ -47,9 +47,16 @@ describe('e2e: a forged PackageSource owner', () => {
     const uid = (await getPackageSource(platform.name, kc)).metadata?.uid ?? '';
     expect(uid).not.toBe('');
 
+    // A made-up uid under the served version is deleted by the test cluster's garbage collector
+    // (no PackageSource has it) within about 30 s; a tenant who wants it to last names a version
+    // the collector cannot resolve (docs/adr/0053). The real uid copied is never collected.
     const forgeries = [
-      { namespace: 'tenant-a', uid: '00000000-0000-4000-8000-00000000000a' },
-      { namespace: 'tenant-b', uid },
+      {
+        namespace: 'tenant-a',
+        uid: '00000000-0000-4000-8000-00000000000a',
+        apiVersion: 'cozystack.io/v1alpha999',
+      },
+      { namespace: 'tenant-b', uid, apiVersion: undefined },
     ];
     const tenantAgs: { key: string; ref: AgRef; ag: ArtifactGenerator }[] = [];
     for (const f of forgeries) {
@@ -57,14 +64,14 @@ describe('e2e: a forged PackageSource owner', () => {
       const tenant = await tenantKubeConfig(f.namespace);
       const key = `${f.namespace}/${platform.name}`;
       system.sim.loseConditionsWrite(key, {});
-      const ag = await createArtifactGenerator(
-        makeArtifactGenerator({
-          name: platform.name,
-          namespace: f.namespace,
-          owner: { name: platform.name, uid: f.uid },
-        }),
-        tenant,
-      );
+      const manifest = makeArtifactGenerator({
+        name: platform.name,
+        namespace: f.namespace,
+        owner: { name: platform.name, uid: f.uid },
+      });
+      const ref = manifest.metadata?.ownerReferences?.[0];
+      if (ref !== undefined && f.apiVersion !== undefined) ref.apiVersion = f.apiVersion;
+      const ag = await createArtifactGenerator(manifest, tenant);
       tenantAgs.push({ key, ref: { namespace: f.namespace, name: platform.name }, ag });
     }
 

@@ -28,9 +28,12 @@ import {
   ensureNamespace,
   getArtifactGenerator,
   getPackageSource,
+  makeArtifactGenerator,
   makePackageSource,
   MERGE_PATCH,
   uniqueName,
+  createArtifactGenerator,
+  writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
@@ -54,6 +57,31 @@ const PLATFORM_NS = 'cozy-system';
 const PS_API = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' };
 const HOLD = 'test.cozystack.io/hold';
 const held: string[] = [];
+
+/**
+ * The ownerReference apiVersion of a made-up uid. With the served one (cozystack.io/v1alpha1) the
+ * test cluster's garbage collector deletes the AG within seconds (no PackageSource has that uid);
+ * a tenant who wants its forgery to last names a version the collector cannot resolve, which it
+ * then retries and never deletes. The old owner check took any cozystack.io/ version.
+ */
+const GC_UNRESOLVABLE_VERSION = 'cozystack.io/v1alpha999';
+
+/**
+ * Creates, as `kc`, the AG of `fixture` with `status`, its ownerReference's apiVersion replaced by
+ * `ownerApiVersion` when given.
+ */
+async function createForgedAg(
+  kc: KubeConfig,
+  status: Parameters<typeof createAgWithStatus>[1],
+  fixture: Parameters<typeof makeArtifactGenerator>[0],
+  ownerApiVersion?: string,
+) {
+  const manifest = makeArtifactGenerator(fixture);
+  const ref = manifest.metadata?.ownerReferences?.[0];
+  if (ref !== undefined && ownerApiVersion !== undefined) ref.apiVersion = ownerApiVersion;
+  const created = await createArtifactGenerator(manifest, kc);
+  return writeArtifactGeneratorStatus(agRefOf(created), status, kc);
+}
 
 /** `namespace`'s tenant. The admin makes the namespace first: the AG helpers check it exists. */
 async function tenantOf(namespace: string): Promise<KubeConfig> {
@@ -134,6 +162,8 @@ interface Forgery {
   namespace: string;
   /** The uid the tenant writes into its ownerReference, given the platform PackageSource. */
   uid: (ps: PackageSource) => string;
+  /** Its apiVersion, when not the served one. */
+  ownerApiVersion?: string;
   /** What the refusal Event's note says. */
   note: RegExp;
 }
@@ -143,6 +173,7 @@ const FORGERIES: Forgery[] = [
     title: '(1) name-only forgery: a made-up uid, in tenant-a',
     namespace: 'tenant-a',
     uid: () => '00000000-0000-4000-8000-000000000001',
+    ownerApiVersion: GC_UNRESOLVABLE_VERSION,
     note: /in namespace "tenant-a"; PackageSource ArtifactGenerators live in cozy-system/,
   },
   {
@@ -162,12 +193,13 @@ describe.each(FORGERIES)('$title', (f) => {
     annotations: Record<string, string> = {},
   ) => {
     tenant ??= await tenantOf(f.namespace);
-    return createAgWithStatus(tenant, status, {
+    const fixture = {
       name: p.name,
       namespace: f.namespace,
       owner: { name: p.name, uid: f.uid(p.ps) },
       annotations,
-    });
+    };
+    return createForgedAg(tenant, status, fixture, f.ownerApiVersion);
   };
 
   it("the tenant AG's Awaiting window is not mirrored into the platform PackageSource", async () => {
@@ -238,12 +270,13 @@ describe('(uid rule) a tenant namespace configured as a PackageSource namespace'
     const s = await suite.startSurfaceStalled(new SettableClock(T0 + 100_000), { env });
     const p = await platform(s);
     const tenant = await tenantOf('tenant-a');
-    const ag = await createAgWithStatus(tenant, AWAITING, {
+    const fixture = {
       name: p.name,
       namespace: 'tenant-a',
       owner: { name: p.name, uid: '00000000-0000-4000-8000-000000000002' },
       annotations: trackingAnnotations(2, T0 + 90_000),
-    });
+    };
+    const ag = await createForgedAg(tenant, AWAITING, fixture, GC_UNRESOLVABLE_VERSION);
     const answer = await postEvent(s.url, agResourceEvent(ag));
     await expectUntouched(p);
     expect(answer.body).toEqual({ result: 'owner-refused' });
