@@ -73,7 +73,7 @@ export async function handleForceDrift(
     // The event's signal is a hint (docs/adr/0008): anything that can post to the Broker can send
     // one. A signalled force is verified here with one history read of the AG as read now; a
     // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
-    const owner = ownerCheck(ag, deps, agLog);
+    const owner = ownerCheck(ag, deps, agLog, record);
     const sameRevision = early !== undefined && early.rv === ag.metadata?.resourceVersion;
     const reading = await verifiedSignal(
       ag,

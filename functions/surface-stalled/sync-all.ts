@@ -1,7 +1,8 @@
 // The resync: list every AG and every PackageSource (paginated, from the cache) and bring each
-// owned PackageSource in step. Conflicts fall back to syncOne, which re-reads.
+// owned PackageSource in step. Conflicts fall back to syncOne, which re-reads. An AG whose claimed
+// owner is not verified (docs/adr/0053) is skipped and counted: its own events report the refusal.
 
-import { controllingPackageSource } from '../../shared/core/index.js';
+import { controllingPackageSource, verifyOwner } from '../../shared/core/index.js';
 import type { PackageSource } from '../../shared/core/types.js';
 import { createEventRecorder } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
@@ -29,6 +30,7 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
   let checked = 0;
   let updated = 0;
   let conflicts = 0;
+  let refused = 0;
   do {
     const page = await deps.kube.listArtifactGenerators({
       limit: PAGE_SIZE,
@@ -41,6 +43,10 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
       const owner = controllingPackageSource(ag);
       const ps = owner !== null ? packageSources.get(owner) : undefined;
       if (ps === undefined) continue;
+      if (verifyOwner(ag, ps, deps.config.packageSourceOwners).kind !== 'verified') {
+        refused++;
+        continue;
+      }
       let result = await syncWith(ag, ps, true, deps, agLog, record);
       if (result === 'conflict')
         result = (await syncOne(ref, undefined, deps, agLog, record)).result;
@@ -49,6 +55,9 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
     }
     token = page.continueToken;
   } while (token !== undefined);
-  log.info({ checked, updated, conflicts, packageSources: packageSources.size }, 'resync done');
+  log.info(
+    { checked, updated, conflicts, refused, packageSources: packageSources.size },
+    'resync done',
+  );
   return conflicts > 0 ? retryLater('conflict') : handled('resynced');
 }

@@ -9,15 +9,19 @@ import {
   desiredPackageSourceReady,
   isDns1123Subdomain,
   packageSourceNeedsUpdate,
+  precheckOwner,
   REASON_STALLED,
   replaceCondition,
   resourceVersionAtLeast,
   stalledStep,
+  verifyOwner,
+  type OwnerRefusal,
 } from '../../shared/core/index.js';
 import type { AgRef, ArtifactGenerator, PackageSource } from '../../shared/core/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
+import { reportRefusedOwner } from '../../shared/runtime/owner-refusal.js';
 import type { SurfaceStalledDeps } from './deps.js';
 import type { SyncDecided } from './sync-turns.js';
 
@@ -26,6 +30,7 @@ export type SyncResult =
   | 'updated'
   | 'observed'
   | 'no-owner'
+  | 'owner-refused'
   | 'no-packagesource'
   | 'left-alone'
   | 'gone'
@@ -88,17 +93,19 @@ async function inStepWithEvent(
   seen: ArtifactGenerator,
   deps: SurfaceStalledDeps,
 ): Promise<PackageSource | 'in-step' | undefined> {
-  // The event's owner is unverified input: a name that is not a Kubernetes name is left to the
-  // read path (which takes the owner from the AG as read).
-  const psName = controllingPackageSource(seen);
-  if (psName === null || !isDns1123Subdomain(psName)) return undefined;
+  // The event's owner is unverified input: only a claim that could be genuine is read (a name
+  // that is not a Kubernetes name is left to the read path, which takes the owner from the AG as
+  // read), and only a verified owner can be found in step (docs/adr/0053).
+  const pre = precheckOwner(seen, deps.config.packageSourceOwners);
+  if (pre.kind !== 'read' || !isDns1123Subdomain(pre.claim.name)) return undefined;
   let ps: PackageSource;
   try {
-    ps = await deps.kube.getPackageSource(psName, { cached: true });
+    ps = await deps.kube.getPackageSource(pre.claim.name, { cached: true });
   } catch (e) {
     if (isKubeError(e, 'NotFound') || isKubeError(e, 'Invalid')) return undefined;
     throw e;
   }
+  if (verifyOwner(seen, ps, deps.config.packageSourceOwners).kind !== 'verified') return ps;
   const desired = desiredPackageSourceReady(seen, ps, deps.clock.now(), deps.config.recovery);
   return desired !== null && !packageSourceNeedsUpdate(ps, desired) ? 'in-step' : ps;
 }
@@ -123,16 +130,13 @@ export async function syncWith(
   record: RecordEvent,
   verdictAsked = false,
 ): Promise<SyncResult> {
-  const psName = controllingPackageSource(ag);
-  if (psName === null) {
-    const now = deps.clock.now();
-    const cfg = deps.config.recovery;
-    if (verdictAsked && cfg.mode === 'enforce' && decide(ag, now, cfg).kind === 'give-up') {
-      log.info({ packageSource: null }, 'verdict SourceWatcherStalled (no PackageSource)');
-      await record(ag, stalledStep(ag, null, now, cfg));
-    }
-    return 'no-owner';
+  const rule = deps.config.packageSourceOwners;
+  const pre = precheckOwner(ag, rule);
+  if (pre.kind === 'none') return unowned(ag, 'no-owner', verdictAsked, deps, log, record);
+  if (pre.kind === 'refused') {
+    return refusedOwner(ag, pre, verdictAsked, deps, log, record);
   }
+  const psName = pre.claim.name;
   let ps = given;
   if (ps === undefined) {
     try {
@@ -142,6 +146,8 @@ export async function syncWith(
       throw e;
     }
   }
+  const owner = verifyOwner(ag, ps, rule);
+  if (owner.kind === 'refused') return refusedOwner(ag, owner, verdictAsked, deps, log, record);
   const now = deps.clock.now();
   const desired = desiredPackageSourceReady(ag, ps, now, deps.config.recovery);
   if (desired === null) return 'left-alone';
@@ -167,4 +173,38 @@ export async function syncWith(
   log.info(fields, stalled ? 'surfaced SourceWatcherStalled' : 'updated PackageSource Ready');
   if (stalled) await record(ag, stalledStep(ag, ps, now, deps.config.recovery));
   return 'updated';
+}
+
+/**
+ * An AG that no PackageSource owns (none claimed, or the claim refused): nothing is mirrored; the
+ * verdict, when detect asked for it and it still holds, is the AG's Event alone.
+ */
+async function unowned(
+  ag: ArtifactGenerator,
+  result: 'no-owner' | 'owner-refused',
+  verdictAsked: boolean,
+  deps: SurfaceStalledDeps,
+  log: Logger,
+  record: RecordEvent,
+): Promise<SyncResult> {
+  const now = deps.clock.now();
+  const cfg = deps.config.recovery;
+  if (verdictAsked && cfg.mode === 'enforce' && decide(ag, now, cfg).kind === 'give-up') {
+    log.info({ packageSource: null }, 'verdict SourceWatcherStalled (no PackageSource)');
+    await record(ag, stalledStep(ag, null, now, cfg));
+  }
+  return result;
+}
+
+/** A claimed owner that is not the AG's: said (log, Event), then a plain Flux AG (docs/adr/0053). */
+async function refusedOwner(
+  ag: ArtifactGenerator,
+  refusal: OwnerRefusal,
+  verdictAsked: boolean,
+  deps: SurfaceStalledDeps,
+  log: Logger,
+  record: RecordEvent,
+): Promise<SyncResult> {
+  await reportRefusedOwner(ag, refusal, log, record);
+  return unowned(ag, 'owner-refused', verdictAsked, deps, log, record);
 }

@@ -2,6 +2,7 @@
 // The caller passes the environment in; this module never reads process.env.
 
 import { formatDuration, parseDuration } from './duration.js';
+import { isDns1123Label } from './names.js';
 
 export type RecoveryMode = 'enforce' | 'observe' | 'off';
 
@@ -175,4 +176,48 @@ export function parseRecoveryConfig(
 
 function show(value: string): string {
   return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
+}
+
+/**
+ * Where Cozystack's PackageSource controller creates the AGs it generates: "Namespace is always
+ * cozy-system" (cozystack internal/operator/packagesource_reconciler.go, docs/adr/0053). Only an AG
+ * in one of these namespaces can be a PackageSource's.
+ */
+export const ENV_PACKAGESOURCE_AG_NAMESPACES = 'RECOVERY_PACKAGESOURCE_AG_NAMESPACES';
+export const DEFAULT_PACKAGESOURCE_AG_NAMESPACES: readonly string[] = Object.freeze([
+  'cozy-system',
+]);
+export const MAX_PACKAGESOURCE_AG_NAMESPACES = 16;
+
+/**
+ * RECOVERY_PACKAGESOURCE_AG_NAMESPACES: a comma-separated list of namespace names (spaces around
+ * them ignored, repeats dropped); unset or empty means cozy-system. Throws a ConfigError that names
+ * the variable, the bad entry and the accepted form.
+ */
+export function parsePackageSourceAgNamespaces(
+  env: Readonly<Record<string, string | undefined>>,
+): readonly string[] {
+  const raw = env[ENV_PACKAGESOURCE_AG_NAMESPACES];
+  if (raw === undefined || raw.trim() === '') return DEFAULT_PACKAGESOURCE_AG_NAMESPACES;
+  const form = `a comma-separated list of namespace names (DNS-1123 labels), such as cozy-system`;
+  const entries = raw.split(',').map((e) => e.trim());
+  const problems: string[] = [];
+  for (const e of entries) {
+    if (!isDns1123Label(e)) {
+      problems.push(
+        `${ENV_PACKAGESOURCE_AG_NAMESPACES}=${show(raw)}: ` +
+          `${e === '' ? 'an empty entry' : `${show(e)} is not a namespace name`}; expected ${form}`,
+      );
+      break;
+    }
+  }
+  const unique = [...new Set(entries)];
+  if (problems.length === 0 && unique.length > MAX_PACKAGESOURCE_AG_NAMESPACES) {
+    problems.push(
+      `${ENV_PACKAGESOURCE_AG_NAMESPACES}=${show(raw)}: ` +
+        `expected at most ${MAX_PACKAGESOURCE_AG_NAMESPACES} namespaces`,
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(unique);
 }

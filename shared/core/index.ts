@@ -28,3 +28,4 @@ export * from './external-artifacts.js';
 export * from './external-artifact-heal.js';
 export * from './external-artifact-identity.js';
 export * from './resource-version.js';
+export * from './packagesource-owner.js';

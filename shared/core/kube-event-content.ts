@@ -36,6 +36,9 @@ export const EVENT_ACTION_HEAL = 'HealExternalArtifacts';
 export const EVENT_ACTION_OBSERVE_HEAL = 'ObserveHealExternalArtifacts';
 /** heal-external-artifacts left a drift that source-watcher could not re-create (docs/adr/0054). */
 export const EVENT_REASON_EA_LEFT = 'ExternalArtifactDriftLeft';
+/** An AG's controller ownerReference that does not make it a PackageSource's (docs/adr/0053). */
+export const EVENT_REASON_OWNER_REFUSED = 'PackageSourceOwnerRefused';
+export const EVENT_ACTION_VERIFY_OWNER = 'VerifyOwner';
 
 /** The API server refuses a note longer than this (bytes). */
 export const NOTE_MAX_BYTES = 1024;
@@ -92,6 +95,15 @@ export type EventStep =
       left: string[];
       /** The objects judged. */
       stamp: string;
+    }
+  | {
+      kind: 'owner-refused';
+      /** The reference as the AG carries it (unverified). */
+      packageSource: string;
+      uid: string;
+      /** Why it is refused (a code), and the sentence that says so. */
+      why: string;
+      detail: string;
     };
 
 export type StalledStep = Extract<EventStep, { kind: 'stalled' }>;
@@ -231,6 +243,17 @@ export function stepContent(step: EventStep, subject: EventSubject): StepContent
           `ExternalArtifacts drifted from the inventory (${step.drift.join(', ')}); not deleted: ` +
           `source-watcher could not re-create ${step.left.join(', ')} (fluxcd/source-watcher#346)`,
         stamp: step.stamp,
+      };
+    case 'owner-refused':
+      return {
+        reason: EVENT_REASON_OWNER_REFUSED,
+        action: EVENT_ACTION_VERIFY_OWNER,
+        type: 'Warning',
+        note:
+          `controller ownerReference to PackageSource ${step.packageSource} ` +
+          `(uid ${JSON.stringify(step.uid.slice(0, 64))}) refused: ${step.detail}. Recovered as a ` +
+          `plain Flux ArtifactGenerator; no PackageSource shows its state`,
+        stamp: `${step.packageSource}\n${step.uid}\n${step.why}`,
       };
   }
 }

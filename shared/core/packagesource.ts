@@ -27,8 +27,14 @@ export const ISSUE = 'fluxcd/pkg#934';
 
 const CONDITION_STATUSES = new Set(['True', 'False', 'Unknown']);
 
-/** The name of the PackageSource that controls the AG, from its controller ownerReference. */
-export function controllingPackageSource(ag: ArtifactGenerator): string | null {
+/**
+ * The PackageSource the AG's controller ownerReference names: its name and uid ('' when the
+ * reference carries none). A claim, not a fact: anyone who may create the AG wrote it; see
+ * packagesource-owner.ts for what makes it the AG's owner (docs/adr/0053).
+ */
+export function controllingPackageSourceRef(
+  ag: ArtifactGenerator,
+): { name: string; uid: string } | null {
   const refs: unknown = ag.metadata?.ownerReferences;
   if (!Array.isArray(refs)) return null;
   for (const ref of refs as unknown[]) {
@@ -41,10 +47,15 @@ export function controllingPackageSource(ag: ArtifactGenerator): string | null {
       typeof ref['name'] === 'string' &&
       ref['name'] !== ''
     ) {
-      return ref['name'];
+      return { name: ref['name'], uid: typeof ref['uid'] === 'string' ? ref['uid'] : '' };
     }
   }
   return null;
+}
+
+/** The name of the PackageSource the AG's controller ownerReference names (unverified). */
+export function controllingPackageSource(ag: ArtifactGenerator): string | null {
+  return controllingPackageSourceRef(ag)?.name ?? null;
 }
 
 /**

@@ -1,7 +1,13 @@
 // The one place that reads process.env. It validates everything once at start-up and fails fast
 // with a message that names the variable and the accepted form.
 
-import { ConfigError, parseRecoveryConfig, type RecoveryConfig } from '../core/config.js';
+import {
+  ConfigError,
+  parsePackageSourceAgNamespaces,
+  parseRecoveryConfig,
+  type RecoveryConfig,
+} from '../core/config.js';
+import type { PackageSourceOwnerRule } from '../core/packagesource-owner.js';
 import { isDns1123Label } from '../core/names.js';
 
 export interface FunctionConfig {
@@ -48,6 +54,11 @@ export interface FunctionConfig {
   readonly heal: {
     readonly enabled: boolean;
   };
+  /**
+   * Which AGs can be a PackageSource's (docs/adr/0053): RECOVERY_PACKAGESOURCE_AG_NAMESPACES, the
+   * namespaces Cozystack's PackageSource controller creates its AGs in (default cozy-system).
+   */
+  readonly packageSourceOwners: PackageSourceOwnerRule;
 }
 
 /** SWEEP_BUDGET_MS's default: 150 s of calls, + one call in flight + the alarm's, < 300 s. */
@@ -168,7 +179,15 @@ export function loadConfig(
     errors.push(`RECOVERY_HEAL_EXTERNAL_ARTIFACTS="${healText}": expected on or off`);
   }
 
-  if (errors.length > 0 || recovery === undefined) {
+  let agNamespaces: readonly string[] | undefined;
+  try {
+    agNamespaces = parsePackageSourceAgNamespaces(env);
+  } catch (e) {
+    if (e instanceof ConfigError) errors.push(...e.problems);
+    else throw e;
+  }
+
+  if (errors.length > 0 || recovery === undefined || agNamespaces === undefined) {
     throw new ConfigError(errors);
   }
   return {
@@ -186,6 +205,7 @@ export function loadConfig(
     deliveryDeadlineMs: deliveryTimeoutSeconds * 1000 - DELIVERY_MARGIN_MS,
     events: { reportingInstance, writeTimeoutMs: eventWriteTimeoutMs },
     heal: { enabled: healText === 'on' },
+    packageSourceOwners: { agNamespaces },
   };
 }
 

@@ -49,6 +49,8 @@ interface Ctx {
 }
 
 const LAST = T0 - 5 * 60_000;
+/** This file's AGs live in NS: the functions take it for a PackageSource namespace (ADR 53). */
+const OWNED_IN_NS = { RECOVERY_PACKAGESOURCE_AG_NAMESPACES: NS };
 
 /** A PackageSource and its AG after the last attempt's window closed: surface Stalled. */
 async function setup(): Promise<Ctx> {
@@ -129,6 +131,7 @@ const scenario = (
   state: async (ctx) => normalized(await getPackageSource(ctx.psName, kc), ctx),
   check,
   cleanup,
+  env: () => OWNED_IN_NS,
   ...row,
 });
 
@@ -145,7 +148,7 @@ const eventCreate = (call: string, namespace: string): MatrixScenario<Ctx> => ({
       why: 'best effort: the verdict is written; a failed Event write never changes the answer',
     }),
   }),
-  env: () => ({ EVENT_WRITE_TIMEOUT_MS: '300' }),
+  env: () => ({ ...OWNED_IN_NS, EVENT_WRITE_TIMEOUT_MS: '300' }),
 });
 
 /** The file's matrix over `scenarios`, their cells run together or one at a time. */

@@ -155,7 +155,8 @@ async function exercise(
       requestTimeoutMs: 400,
       logger: createLogger({ name: fn, level: 'trace', destination: logs }),
       sinkUrl: suite.sink.url,
-      env: { ALARM_NAME: alarmName(fn) },
+      // NS holds the owned AG: a PackageSource namespace for the functions (docs/adr/0053).
+      env: { ALARM_NAME: alarmName(fn), RECOVERY_PACKAGESOURCE_AG_NAMESPACES: NS },
     });
     try {
       for (const fault of faults.length > 0 ? faults : [undefined]) {

@@ -238,11 +238,19 @@ describe('Events: one per recovery step, on the AG', () => {
     const psName = `${uniqueName('pks')}.${'a'.repeat(200)}`.slice(0, 240) + '.' + 'b'.repeat(12);
     const ps = await createPackageSource(makePackageSource({ name: psName }), kc);
     // The owner-name label (at most 63 bytes) cannot carry such a name: ownerReferences alone.
+    // Named like its PackageSource, as cozystack names it (docs/adr/0053); its source and artifact
+    // names (no dots allowed) are short.
     const manifest = makeArtifactGenerator({
+      name: psName,
+      sourceName: 'src',
       owner: { name: psName, uid: ps.metadata?.uid ?? '' },
       annotations: trackingAnnotations(5, T0),
     });
     delete manifest.metadata?.labels?.[PACKAGESOURCE_LABEL];
+    manifest.spec = {
+      ...manifest.spec,
+      artifacts: [{ name: 'out', copy: [{ from: '@src/**', to: '@artifact/' }] }],
+    };
     const created = await createArtifactGenerator(manifest, kc);
     const ag = await writeArtifactGeneratorStatus(agRefOf(created), GIVEN_UP, kc);
     expect((await postEvent(ss.url, actionEvent(ACTION_STALLED, ag, 5, T0))).body).toEqual({

@@ -24,5 +24,6 @@ describe.each([
     });
     expect(config.resyncPingSource).toBe('resync');
     expect(config.logLevel).toBe('info');
+    expect(config.packageSourceOwners).toEqual({ agNamespaces: ['cozy-system'] });
   });
 });

@@ -1,0 +1,82 @@
+// RECOVERY_PACKAGESOURCE_AG_NAMESPACES (docs/adr/0053): where genuine PackageSource AGs live.
+
+import { describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  DEFAULT_PACKAGESOURCE_AG_NAMESPACES,
+  ENV_PACKAGESOURCE_AG_NAMESPACES,
+  MAX_PACKAGESOURCE_AG_NAMESPACES,
+  parsePackageSourceAgNamespaces,
+} from '../../../shared/core/index.js';
+import { loadConfig } from '../../../shared/runtime/env.js';
+
+const KEY = ENV_PACKAGESOURCE_AG_NAMESPACES;
+
+describe('parsePackageSourceAgNamespaces', () => {
+  it.each<[string, string | undefined, readonly string[]]>([
+    ['unset: cozy-system, where cozystack puts them', undefined, ['cozy-system']],
+    ['empty', '', ['cozy-system']],
+    ['blank', '  ', ['cozy-system']],
+    ['one', 'packages', ['packages']],
+    [
+      'a list, spaces ignored',
+      'cozy-system, packages ,extra',
+      ['cozy-system', 'packages', 'extra'],
+    ],
+    ['repeats dropped', 'cozy-system,cozy-system', ['cozy-system']],
+  ])('%s', (_label, raw, expected) => {
+    const env = raw === undefined ? {} : { [KEY]: raw };
+    const got = parsePackageSourceAgNamespaces(env);
+    expect(got).toEqual(expected);
+    expect(Object.isFrozen(got)).toBe(true);
+  });
+
+  it.each<[string, string, RegExp]>([
+    [
+      'an empty entry',
+      'cozy-system,',
+      /an empty entry; expected a comma-separated list of namespace names/,
+    ],
+    ['an upper-case name', 'Cozy-System', /"Cozy-System" is not a namespace name/],
+    ['a wildcard', '*', /"\*" is not a namespace name/],
+    [
+      'a dotted name (no namespace has one)',
+      'cozy.system',
+      /"cozy.system" is not a namespace name/,
+    ],
+    ['a 64-character name', 'a'.repeat(64), /is not a namespace name/],
+    [
+      'too many',
+      Array.from({ length: MAX_PACKAGESOURCE_AG_NAMESPACES + 1 }, (_, i) => `ns-${i}`).join(','),
+      new RegExp(`expected at most ${MAX_PACKAGESOURCE_AG_NAMESPACES} namespaces`),
+    ],
+  ])('refuses %s with a message naming the variable', (_label, raw, pattern) => {
+    let caught: unknown;
+    try {
+      parsePackageSourceAgNamespaces({ [KEY]: raw });
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const message = (caught as ConfigError).message;
+    expect(message).toContain(`${KEY}=`);
+    expect(message).toMatch(pattern);
+  });
+
+  it('the default is frozen', () => {
+    expect(Object.isFrozen(DEFAULT_PACKAGESOURCE_AG_NAMESPACES)).toBe(true);
+  });
+});
+
+describe('loadConfig: packageSourceOwners', () => {
+  it('defaults to cozy-system and takes a list', () => {
+    expect(loadConfig({}).packageSourceOwners).toEqual({ agNamespaces: ['cozy-system'] });
+    expect(loadConfig({ [KEY]: 'a,b' }).packageSourceOwners).toEqual({ agNamespaces: ['a', 'b'] });
+  });
+
+  it('fails fast on a bad list, with every other problem', () => {
+    expect(() => loadConfig({ [KEY]: 'a,,b', PORT: 'x' })).toThrow(
+      new RegExp(`PORT="x".*${KEY}="a,,b": an empty entry`),
+    );
+  });
+});
