@@ -1,12 +1,16 @@
 import type { Express } from 'express';
-import { createFunctionApp } from '../../shared/runtime/function-app.js';
+import {
+  appOptions,
+  createFunctionApp,
+  type AppOptions,
+} from '../../shared/runtime/function-app.js';
 import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
 import { createPreviousVersions } from '../../shared/runtime/previous-versions.js';
 import type { DetectDeps, DetectRuntime } from './deps.js';
 import { createRecentActions } from './recent-actions.js';
 import { handleDetect } from './handler.js';
 
-export function createApp(deps: DetectDeps, opts: { isReady?: () => boolean } = {}): Express {
+export function createApp(deps: DetectDeps, opts: AppOptions = {}): Express {
   const runtime: DetectRuntime = {
     ...deps,
     notices: createHistoryNotices(),
@@ -16,6 +20,6 @@ export function createApp(deps: DetectDeps, opts: { isReady?: () => boolean } = 
   return createFunctionApp({
     logger: deps.logger,
     handle: (event, log) => handleDetect(event, log, runtime),
-    ...(opts.isReady ? { isReady: opts.isReady } : {}),
+    ...appOptions(opts),
   });
 }

@@ -3,6 +3,7 @@
 
 import { ConfigError, parseRecoveryConfig, type RecoveryConfig } from '../core/config.js';
 import { isDns1123Label } from '../core/names.js';
+import { parseSenderAuthConfig, type SenderAuthConfig } from '../core/sender-auth.js';
 
 export interface FunctionConfig {
   readonly port: number;
@@ -41,6 +42,8 @@ export interface FunctionConfig {
   readonly heal: {
     readonly enabled: boolean;
   };
+  /** Sender authentication (docs/adr/0056): RECOVERY_AUTH, RECOVERY_AUTH_AUDIENCE, RECOVERY_AUTH_SENDERS. */
+  readonly auth: SenderAuthConfig;
 }
 
 /** SWEEP_BUDGET_MS's default: 150 s of calls, + one call in flight + the alarm's, < 300 s. */
@@ -136,6 +139,10 @@ export function loadConfig(
     errors.push(`RECOVERY_HEAL_EXTERNAL_ARTIFACTS="${healText}": expected on or off`);
   }
 
+  // The install namespace (ALARM_NAMESPACE) is the Services' namespace: it names the audience.
+  const auth = parseSenderAuthConfig(env, alarmNamespace);
+  errors.push(...auth.problems);
+
   if (errors.length > 0 || recovery === undefined) {
     throw new ConfigError(errors);
   }
@@ -152,6 +159,7 @@ export function loadConfig(
     sweepBudgetMs,
     events: { reportingInstance, writeTimeoutMs: eventWriteTimeoutMs },
     heal: { enabled: healText === 'on' },
+    auth: auth.config,
   };
 }
 

@@ -8,7 +8,14 @@ import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js'
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import type { pino } from 'pino';
 import { functionKubeConfigFor, hasOwnCredentials } from '../../support/identities.js';
-import { buildFunctionApp, FUNCTION_NAMES, functionKubeClient, type FunctionName } from './apps.js';
+import {
+  buildFunctionApp,
+  FUNCTION_NAMES,
+  functionKubeClient,
+  senderAuthFor,
+  type FunctionName,
+} from './apps.js';
+import type { SenderAuth } from '../../../shared/runtime/sender-auth.js';
 import { serve, type Served } from './serve.js';
 import { testConfig } from './test-deps.js';
 
@@ -35,12 +42,16 @@ export interface StartFunctionOptions {
   readonly logger?: Logger;
   /** Where detect posts action events. Required for detect. */
   readonly sinkUrl?: string;
+  /** The sender check; default: built from config (RECOVERY_AUTH) as main.ts does. */
+  readonly senderAuth?: SenderAuth;
 }
 
 export interface RunningFunction extends Served {
   readonly fn: FunctionName;
   readonly kube: KubePort;
   readonly config: FunctionConfig;
+  /** The sender check it runs (RECOVERY_AUTH=oidc), for its review count. */
+  readonly senderAuth: SenderAuth | undefined;
 }
 
 export async function startFunction(opts: StartFunctionOptions): Promise<RunningFunction> {
@@ -55,6 +66,10 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
   const config = opts.config ?? testConfig(opts.env);
   const logger = opts.logger ?? createLogger({ name: opts.fn, level: 'silent' });
   const kube = opts.kube ?? functionKubeClient(opts.fn, kubeConfig, requestTimeoutMs);
+  const senderAuth =
+    opts.fn === 'dead-letter'
+      ? undefined
+      : (opts.senderAuth ?? senderAuthFor(config, kubeConfig, requestTimeoutMs));
   const app = buildFunctionApp(opts.fn, {
     kubeConfig,
     kube,
@@ -63,9 +78,10 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
     logger,
     config,
     ...(opts.sinkUrl !== undefined ? { sinkUrl: opts.sinkUrl } : {}),
+    ...(senderAuth !== undefined ? { senderAuth } : {}),
   });
   const served = await serve(app, logger);
-  return { ...served, fn: opts.fn, kube, config };
+  return { ...served, fn: opts.fn, kube, config, senderAuth };
 }
 
 /** The in-process functions the benches drive. */
