@@ -41,6 +41,7 @@ const CONFIG: Record<string, string> = {
   RECOVERY_MAX_ATTEMPTS: '5',
   RECOVERY_MODE: 'enforce',
   RECOVERY_HEAL_EXTERNAL_ARTIFACTS: 'on',
+  RECOVERY_AUTH: 'off',
   LOG_LEVEL: 'info',
   ALARM_NAMESPACE: RECOVERY_NAMESPACE,
   ALARM_NAME: 'recovery-alarm',
