@@ -1,5 +1,6 @@
 import { createBrokerEmitter, missingSinkEmitter } from '../../shared/runtime/broker-emitter.js';
 import { runMain } from '../../shared/runtime/main.js';
+import { fileTokenSource } from '../../shared/runtime/sink-token.js';
 import { createApp } from './app.js';
 import { createAlarmFollowUps } from './alarm.js';
 
@@ -24,9 +25,13 @@ await runMain('detect', ({ config, logger, kube, clock, isReady, senderAuth }) =
       );
       break;
   }
+  // RECOVERY_AUTH=oidc: the SinkBinding's token goes with every action event (docs/adr/0056).
+  const tokenFile = config.auth.sinkTokenFile;
+  const bearer =
+    tokenFile !== undefined ? { bearer: fileTokenSource({ path: tokenFile, logger }) } : {};
   const emitter =
     config.sinkUrl !== undefined
-      ? createBrokerEmitter({ url: config.sinkUrl })
+      ? createBrokerEmitter({ url: config.sinkUrl, ...bearer })
       : missingSinkEmitter();
   const followUps = createAlarmFollowUps({ kube, clock, config });
   const sinkKnown = config.sinkUrl !== undefined;

@@ -16,11 +16,19 @@ export interface SenderAuthConfig {
    * `sub`. Empty: any token the API server authenticates for the audience.
    */
   readonly allowedSenders: readonly string[];
+  /**
+   * Where detect reads the token it sends to the Broker: the SinkBinding mounts its OIDC token at
+   * /oidc/token when authentication-oidc is on. Set when mode is oidc.
+   */
+  readonly sinkTokenFile: string | undefined;
 }
 
 export const ENV_AUTH = 'RECOVERY_AUTH';
 export const ENV_AUTH_AUDIENCE = 'RECOVERY_AUTH_AUDIENCE';
 export const ENV_AUTH_SENDERS = 'RECOVERY_AUTH_SENDERS';
+export const ENV_AUTH_SINK_TOKEN_FILE = 'RECOVERY_AUTH_SINK_TOKEN_FILE';
+/** Where Eventing's SinkBinding mounts the sink's OIDC token (sources/v1 SinkBinding). */
+export const DEFAULT_SINK_TOKEN_FILE = '/oidc/token';
 
 /** The audience group/kind of a Knative Service, as Eventing formats an Addressable's audience. */
 export const KNATIVE_SERVICE_AUDIENCE_PREFIX = 'serving.knative.dev/service';
@@ -76,7 +84,14 @@ export function parseSenderAuthConfig(
       );
     }
   }
-  return { config: { mode, audience, allowedSenders }, problems };
+  const tokenFile = text(ENV_AUTH_SINK_TOKEN_FILE) ?? DEFAULT_SINK_TOKEN_FILE;
+  if (!tokenFile.startsWith('/')) {
+    problems.push(
+      `${ENV_AUTH_SINK_TOKEN_FILE}="${tokenFile.slice(0, 60)}": expected an absolute path`,
+    );
+  }
+  const sinkTokenFile = mode === 'oidc' ? tokenFile : undefined;
+  return { config: { mode, audience, allowedSenders, sinkTokenFile }, problems };
 }
 
 /** The longest Authorization header value looked at (ServiceAccount tokens are about 1 KB). */

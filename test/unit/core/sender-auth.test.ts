@@ -22,15 +22,20 @@ function jwt(payload: unknown): string {
 
 describe('parseSenderAuthConfig', () => {
   it.each([
-    [{}, { mode: 'off', audience: undefined, allowedSenders: [] }, []],
+    [{}, { mode: 'off', audience: undefined, allowedSenders: [], sinkTokenFile: undefined }, []],
     [
       { RECOVERY_AUTH: 'oidc', K_SERVICE: 'Detect' },
-      { mode: 'oidc', audience: AUD, allowedSenders: [] },
+      { mode: 'oidc', audience: AUD, allowedSenders: [], sinkTokenFile: '/oidc/token' },
       [],
     ],
     [
-      { RECOVERY_AUTH: 'OIDC', RECOVERY_AUTH_AUDIENCE: 'my-aud', K_SERVICE: 'detect' },
-      { mode: 'oidc', audience: 'my-aud', allowedSenders: [] },
+      {
+        RECOVERY_AUTH: 'OIDC',
+        RECOVERY_AUTH_AUDIENCE: 'my-aud',
+        K_SERVICE: 'detect',
+        RECOVERY_AUTH_SINK_TOKEN_FILE: '/var/run/t',
+      },
+      { mode: 'oidc', audience: 'my-aud', allowedSenders: [], sinkTokenFile: '/var/run/t' },
       [],
     ],
     [
@@ -43,6 +48,7 @@ describe('parseSenderAuthConfig', () => {
         mode: 'oidc',
         audience: AUD,
         allowedSenders: ['system:serviceaccount:ns:a', 'system:serviceaccount:ns:b-*'],
+        sinkTokenFile: '/oidc/token',
       },
       [],
     ],
@@ -56,6 +62,7 @@ describe('parseSenderAuthConfig', () => {
     [{ RECOVERY_AUTH: 'oidc', RECOVERY_AUTH_AUDIENCE: 'a,b' }, /one audience/],
     [{ RECOVERY_AUTH_SENDERS: '*' }, /would allow anyone/],
     [{ RECOVERY_AUTH_SENDERS: 'system:*:x' }, /trailing \*/],
+    [{ RECOVERY_AUTH_SINK_TOKEN_FILE: 'oidc/token' }, /absolute path/],
   ])('%j is refused', (env, message) => {
     const { problems } = parseSenderAuthConfig(env, 'ns');
     expect(problems.join('\n')).toMatch(message);
