@@ -135,6 +135,8 @@ export interface StartFunctionsOptions {
   brokerUrl: string;
   /** Extra environment (RECOVERY_MODE, RECOVERY_GRACE_PERIOD, KUBE_REQUEST_TIMEOUT_MS, ...). */
   env: Readonly<Record<string, string>>;
+  /** One function's own environment on top of `env`. */
+  envOf?: (name: FunctionName) => Readonly<Record<string, string>>;
   logLevel: string;
   logDestination: pino.DestinationStream | undefined;
 }
@@ -167,7 +169,10 @@ async function startReplica(
     KUBE_REQUEST_TIMEOUT_MS: '5000',
     // The pod name Knative's downward API would give (reportingInstance of our Events).
     POD_NAME: `${name}-${index}`,
+    // Knative Serving sets K_SERVICE to the Service's name (it names the OIDC audience).
+    K_SERVICE: name,
     ...opts.env,
+    ...opts.envOf?.(name),
     LOG_LEVEL: opts.logLevel,
     BROKER_URL: opts.brokerUrl,
   });

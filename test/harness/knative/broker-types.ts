@@ -78,6 +78,8 @@ export interface DeliveryRecord {
   reply?: AnyEvent;
   /** Time of the attempt (virtual when a clock is given). */
   at: number;
+  /** OIDC on: a short hash of the token the attempt carried (which tokens a receiver saw). */
+  token?: string;
 }
 
 export interface DeadLetterRecord {

@@ -13,6 +13,7 @@
 // Retry delays run in real time scaled by `retryDelayScale`, or on the Broker's clock at Knative's
 // own schedule with `retryOn: 'clock'` (see BrokerOptions and docs/adr/0041-knative-retry-schedule.md).
 
+import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -292,7 +293,7 @@ export class Broker {
     const timeoutMs = delivery.timeoutMs ?? this.#opts.defaultTimeoutMs ?? 30_000;
     const subscriber = trigger.subscriber.service;
     const total = 1 + delivery.retry;
-    let last: HttpOutcome = {
+    let last: HttpOutcome & { token?: string } = {
       status: undefined,
       error: 'not attempted',
       headers: {},
@@ -310,8 +311,17 @@ export class Broker {
         url === undefined
           ? { status: undefined, error: 'no replica', headers: {}, body: Buffer.alloc(0) }
           : await this.#post(trigger, trigger.subscriber, url, event, { timeoutMs, signal });
+      const token = last.token;
       if (signal.aborted) return this.#abandon(trigger, event, duplicate, attempt);
-      const base = { trigger: trigger.name, subscriber, url: url ?? '', attempt, duplicate, event };
+      const base = {
+        trigger: trigger.name,
+        subscriber,
+        url: url ?? '',
+        attempt,
+        duplicate,
+        event,
+        ...(token !== undefined ? { token } : {}),
+      };
       if (last.status !== undefined && last.status >= 200 && last.status < 300) {
         const replyEvent = this.#handleReply(trigger, event, last, hops);
         this.#record({ ...base, status: last.status, outcome: 'delivered' }, replyEvent);
@@ -346,7 +356,7 @@ export class Broker {
     url: string,
     event: AnyEvent,
     opts: { timeoutMs: number; signal: AbortSignal },
-  ): Promise<HttpOutcome> {
+  ): Promise<HttpOutcome & { token?: string }> {
     const oidc = this.#opts.oidc;
     if (oidc === undefined || to.audience === undefined) return postBinary(url, event, opts);
     let bearer: string;
@@ -363,7 +373,8 @@ export class Broker {
         body: Buffer.alloc(0),
       };
     }
-    return postBinary(url, event, { ...opts, bearer });
+    const token = createHash('sha256').update(bearer).digest('hex').slice(0, 12);
+    return { ...(await postBinary(url, event, { ...opts, bearer })), token };
   }
 
   /**
