@@ -6,7 +6,6 @@
 // not a JWT, expired or for another audience: 401 before any API call. A review that fails
 // (timeout, 429, 5xx, a missing RBAC rule): 503, so the Broker redelivers; never a pass.
 
-import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   bearerToken,
@@ -60,7 +59,8 @@ export function createSenderAuth(opts: {
   const inFlight = new Map<string, Promise<SenderVerdict>>();
   let reviews = 0;
 
-  const review = (key: string, token: string, until: number): Promise<SenderVerdict> => {
+  const review = (token: string, until: number): Promise<SenderVerdict> => {
+    const key = token;
     const pending = inFlight.get(key);
     if (pending !== undefined) return pending;
     reviews += 1;
@@ -85,26 +85,30 @@ export function createSenderAuth(opts: {
       if (bearer.kind === 'missing') return { ok: false, status: 401, reason: 'missing token' };
       if (bearer.kind === 'malformed') return { ok: false, status: 401, reason: 'malformed token' };
       const t = now();
+      // The warm path: a verdict on this very token, kept no longer than its exp (so unexpired).
+      // Keyed by the token itself: it is in memory anyway, and a hash would cost more than the
+      // lookup.
+      const hit = cache.get(bearer.token, t);
+      if (hit !== undefined) {
+        return hit.ok ? { ok: true, username: hit.username, reviewed: false } : hit;
+      }
       const claims = unverifiedClaims(bearer.token);
       const early = precheck(claims, audience, t);
       if (early !== undefined || claims === undefined) {
         return { ok: false, status: 401, reason: early ?? 'malformed token' };
       }
-      const key = createHash('sha256').update(bearer.token).digest('base64url');
-      let verdict = cache.get(key, t);
+      let verdict: SenderVerdict;
       let reviewed = false;
-      if (verdict === undefined) {
-        try {
-          verdict = await review(key, bearer.token, cacheUntil(claims, t, MAX_VERDICT_TTL_MS));
-          reviewed = true;
-        } catch (e) {
-          return {
-            ok: false,
-            status: 503,
-            reason: 'token review failed',
-            errorKind: isKubeError(e) ? e.kind : 'unknown',
-          };
-        }
+      try {
+        verdict = await review(bearer.token, cacheUntil(claims, t, MAX_VERDICT_TTL_MS));
+        reviewed = true;
+      } catch (e) {
+        return {
+          ok: false,
+          status: 503,
+          reason: 'token review failed',
+          errorKind: isKubeError(e) ? e.kind : 'unknown',
+        };
       }
       return verdict.ok ? { ok: true, username: verdict.username, reviewed } : verdict;
     },
