@@ -98,10 +98,8 @@ export function createSenderAuth(opts: {
         return { ok: false, status: 401, reason: early ?? 'malformed token' };
       }
       let verdict: SenderVerdict;
-      let reviewed = false;
       try {
         verdict = await review(bearer.token, cacheUntil(claims, t, MAX_VERDICT_TTL_MS));
-        reviewed = true;
       } catch (e) {
         return {
           ok: false,
@@ -110,7 +108,7 @@ export function createSenderAuth(opts: {
           errorKind: isKubeError(e) ? e.kind : 'unknown',
         };
       }
-      return verdict.ok ? { ok: true, username: verdict.username, reviewed } : verdict;
+      return verdict.ok ? { ok: true, username: verdict.username, reviewed: true } : verdict;
     },
   };
 }
