@@ -241,7 +241,7 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
  * Trigger token (TokenRequest on the bench's API server), which detect reviews once as its own
  * ServiceAccount and then finds in its cache. The ratio is the check's cost on the warm path.
  */
-async function authRow(ctx: BenchContext): Promise<BenchRow> {
+async function authRows(ctx: BenchContext): Promise<BenchRow[]> {
   const n = rounds();
   const metric = `detect no-op throughput, sender authentication on vs off (median of ${n})`;
   let cluster;
@@ -249,7 +249,7 @@ async function authRow(ctx: BenchContext): Promise<BenchRow> {
     cluster = await benchCluster(ctx);
   } catch (e) {
     ctx.log(`  test API server unavailable: ${(e as Error).message.split('\n')[0] ?? ''}`);
-    return unmeasuredRow('P3', metric, 'ratio >= 0.9', 'TODO: needs API server');
+    return [unmeasuredRow('P3', metric, 'ratio >= 0.9', 'TODO: needs API server')];
   }
   const { server, kc } = cluster;
   const scripts = await ctx.scripts();
@@ -302,6 +302,7 @@ async function authRow(ctx: BenchContext): Promise<BenchRow> {
       await probe.stop();
     }
     const rates: Record<string, number[]> = { on: [], off: [] };
+    const cpu: Record<string, number[]> = { on: [], off: [] };
     for (let round = 0; round < n; round++) {
       for (const [key, target, hdrs] of round % 2 === 0
         ? ([
@@ -312,13 +313,18 @@ async function authRow(ctx: BenchContext): Promise<BenchRow> {
             ['on', on, bearerHeaders],
             ['off', off, headers],
           ] as const)) {
-        rates[key]?.push((await measure(ctx, target, hdrs, body)).rate);
+        const m = await measure(ctx, target, hdrs, body);
+        rates[key]?.push(m.rate);
+        cpu[key]?.push(m.cpuUsPerEvent);
       }
     }
     const onRates = rates['on'] ?? [];
     const offRates = rates['off'] ?? [];
     const ratios = onRates.map((r, i) => r / (offRates[i] ?? NaN));
-    return ratioRow({
+    const onCpu = cpu['on'] ?? [];
+    const offCpu = cpu['off'] ?? [];
+    const cpuRatios = onCpu.map((c, i) => c / (offCpu[i] ?? NaN));
+    const throughput = ratioRow({
       id: 'P3',
       metric: `${metric}; per-round ratio ${spread(ratios)}`,
       value: median(onRates),
@@ -339,6 +345,16 @@ async function authRow(ctx: BenchContext): Promise<BenchRow> {
         detectApiCallsWithAuthOff: noApi.api.total(),
       },
     });
+    const cpuRow = ratioRow({
+      id: 'P3',
+      metric: `server CPU per no-op event, sender authentication on vs off (median; per-round ratio ${spread(cpuRatios)})`,
+      value: median(onCpu),
+      baseline: median(offCpu),
+      unit: 'us',
+      target: 'report',
+      detail: { onRuns: onCpu.map(Math.round), offRuns: offCpu.map(Math.round) },
+    });
+    return [throughput, cpuRow];
   } finally {
     await noApi.close();
     await rm(dir, { recursive: true, force: true });
@@ -349,6 +365,6 @@ export const p3: BenchModule = {
   id: 'P3',
   title: 'no-op event throughput',
   async run(ctx) {
-    return [...(await detectRows(ctx)), await surfaceStalledRow(ctx), await authRow(ctx)];
+    return [...(await detectRows(ctx)), await surfaceStalledRow(ctx), ...(await authRows(ctx))];
   },
 };
