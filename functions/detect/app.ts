@@ -1,5 +1,9 @@
 import type { Express } from 'express';
-import { createFunctionApp } from '../../shared/runtime/function-app.js';
+import {
+  appOptions,
+  createFunctionApp,
+  type AppOptions,
+} from '../../shared/runtime/function-app.js';
 import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
 import { createPreviousVersions } from '../../shared/runtime/previous-versions.js';
 import type { DetectDeps, DetectRuntime } from './deps.js';
@@ -7,7 +11,7 @@ import { createRecentActions } from './recent-actions.js';
 import { handleDetect } from './handler.js';
 import { createSweepResumes } from './sweep-resume.js';
 
-export function createApp(deps: DetectDeps, opts: { isReady?: () => boolean } = {}): Express {
+export function createApp(deps: DetectDeps, opts: AppOptions = {}): Express {
   const runtime: DetectRuntime = {
     ...deps,
     notices: createHistoryNotices(),
@@ -19,6 +23,6 @@ export function createApp(deps: DetectDeps, opts: { isReady?: () => boolean } = 
     logger: deps.logger,
     deadline: { clock: deps.clock, ms: deps.config.deliveryDeadlineMs },
     handle: (event, log) => handleDetect(event, log, runtime),
-    ...(opts.isReady ? { isReady: opts.isReady } : {}),
+    ...appOptions(opts),
   });
 }

@@ -1,9 +1,10 @@
 import { createBrokerEmitter, missingSinkEmitter } from '../../shared/runtime/broker-emitter.js';
 import { runMain } from '../../shared/runtime/main.js';
+import { fileTokenSource } from '../../shared/runtime/sink-token.js';
 import { createApp } from './app.js';
 import { createAlarmFollowUps } from './alarm.js';
 
-await runMain('detect', ({ config, logger, kube, clock, isReady }) => {
+await runMain('detect', ({ config, logger, kube, clock, isReady, senderAuth }) => {
   // First install: a Revision may start before the SinkBinding has injected K_SINK. The shipped
   // recovery-config sets BROKER_URL to the same Broker, so detect can post from its first event;
   // with neither, readiness fails, so Knative sends this Revision no traffic (docs/adr/0024).
@@ -24,14 +25,18 @@ await runMain('detect', ({ config, logger, kube, clock, isReady }) => {
       );
       break;
   }
+  // RECOVERY_AUTH=oidc: the SinkBinding's token goes with every action event (docs/adr/0056).
+  const tokenFile = config.auth.sinkTokenFile;
+  const bearer =
+    tokenFile !== undefined ? { bearer: fileTokenSource({ path: tokenFile, logger }) } : {};
   const emitter =
     config.sinkUrl !== undefined
-      ? createBrokerEmitter({ url: config.sinkUrl })
+      ? createBrokerEmitter({ url: config.sinkUrl, ...bearer })
       : missingSinkEmitter();
   const followUps = createAlarmFollowUps({ kube, clock, config });
   const sinkKnown = config.sinkUrl !== undefined;
   return createApp(
     { kube, clock, logger, config, emitter, followUps },
-    { isReady: () => isReady() && sinkKnown },
+    { isReady: () => isReady() && sinkKnown, senderAuth },
   );
 });

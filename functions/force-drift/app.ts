@@ -1,12 +1,16 @@
 import type { Express } from 'express';
-import { createFunctionApp } from '../../shared/runtime/function-app.js';
+import {
+  appOptions,
+  createFunctionApp,
+  type AppOptions,
+} from '../../shared/runtime/function-app.js';
 import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
 import { createPreviousVersions } from '../../shared/runtime/previous-versions.js';
 import { createWarnOnce } from '../../shared/runtime/warn-once.js';
 import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
 import { handleForceDrift } from './handler.js';
 
-export function createApp(deps: ForceDriftDeps, opts: { isReady?: () => boolean } = {}): Express {
+export function createApp(deps: ForceDriftDeps, opts: AppOptions = {}): Express {
   const runtime: ForceDriftRuntime = {
     ...deps,
     notices: createHistoryNotices(),
@@ -17,6 +21,6 @@ export function createApp(deps: ForceDriftDeps, opts: { isReady?: () => boolean 
     logger: deps.logger,
     deadline: { clock: deps.clock, ms: deps.config.deliveryDeadlineMs },
     handle: (event, log) => handleForceDrift(event, log, runtime),
-    ...(opts.isReady ? { isReady: opts.isReady } : {}),
+    ...appOptions(opts),
   });
 }

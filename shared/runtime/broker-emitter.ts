@@ -18,7 +18,15 @@ export interface Emitter {
   emit(event: OutgoingEvent): Promise<void>;
 }
 
-export function createBrokerEmitter(opts: { url: string; timeoutMs?: number }): Emitter {
+export function createBrokerEmitter(opts: {
+  url: string;
+  timeoutMs?: number;
+  /**
+   * OIDC (RECOVERY_AUTH=oidc, docs/adr/0056): the token to send as `Authorization: Bearer`, read
+   * at each emit (the SinkBinding's, sink-token.ts); none sends the event without one.
+   */
+  bearer?: () => Promise<string | undefined>;
+}): Emitter {
   const timeoutMs = opts.timeoutMs ?? 5000;
   return {
     async emit(e: OutgoingEvent): Promise<void> {
@@ -31,11 +39,16 @@ export function createBrokerEmitter(opts: { url: string; timeoutMs?: number }): 
         data: e.data,
       });
       const message = HTTP.binary(ce);
+      const token = opts.bearer !== undefined ? await opts.bearer() : undefined;
+      const headers = {
+        ...(message.headers as Record<string, string>),
+        ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+      };
       let response: Response;
       try {
         response = await fetch(opts.url, {
           method: 'POST',
-          headers: message.headers as Record<string, string>,
+          headers,
           body: message.body as string,
           // Cut, or never sent, once the delivery it belongs to has ended (delivery.ts).
           signal: withDeliverySignal(AbortSignal.timeout(timeoutMs)),

@@ -9,6 +9,7 @@ import {
 } from '../core/config.js';
 import type { PackageSourceOwnerRule } from '../core/packagesource-owner.js';
 import { isDns1123Label } from '../core/names.js';
+import { parseSenderAuthConfig, type SenderAuthConfig } from '../core/sender-auth.js';
 
 export interface FunctionConfig {
   readonly port: number;
@@ -59,6 +60,8 @@ export interface FunctionConfig {
    * namespaces Cozystack's PackageSource controller creates its AGs in (default cozy-system).
    */
   readonly packageSourceOwners: PackageSourceOwnerRule;
+  /** Sender authentication (docs/adr/0056): RECOVERY_AUTH, RECOVERY_AUTH_AUDIENCE, RECOVERY_AUTH_SENDERS. */
+  readonly auth: SenderAuthConfig;
 }
 
 /** SWEEP_BUDGET_MS's default: 150 s of calls, + one call in flight + the alarm's, < 300 s. */
@@ -187,6 +190,10 @@ export function loadConfig(
     else throw e;
   }
 
+  // The install namespace (ALARM_NAMESPACE) is the Services' namespace: it names the audience.
+  const auth = parseSenderAuthConfig(env, alarmNamespace);
+  errors.push(...auth.problems);
+
   if (errors.length > 0 || recovery === undefined || agNamespaces === undefined) {
     throw new ConfigError(errors);
   }
@@ -206,6 +213,7 @@ export function loadConfig(
     events: { reportingInstance, writeTimeoutMs: eventWriteTimeoutMs },
     heal: { enabled: healText === 'on' },
     packageSourceOwners: { agNamespaces },
+    auth: auth.config,
   };
 }
 

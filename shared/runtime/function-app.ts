@@ -8,6 +8,7 @@ import { HttpInputError, parseCloudEvent, type IncomingEvent } from './cloudeven
 import { outcomeForError, retryLater, type Outcome } from './outcome.js';
 import type { Clock } from './clock.js';
 import { ClientClosedError, inDelivery, type Delivery } from './delivery.js';
+import type { SenderAuth } from './sender-auth.js';
 
 /** Large enough for a real ArtifactGenerator with managedFields in the event data. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -25,6 +26,25 @@ export interface FunctionAppOptions {
    * time, and the delivery answers 503. Without it a delivery ends only when its client goes away.
    */
   readonly deadline?: { readonly clock: Clock; readonly ms: number };
+  /**
+   * RECOVERY_AUTH=oidc: the sender check every POST passes before its body is read or the handler
+   * runs (sender-auth.ts, docs/adr/0056). Absent: no check.
+   */
+  readonly senderAuth?: SenderAuth;
+}
+
+/** What a function's createApp takes besides its deps (main.ts and the test world pass them). */
+export interface AppOptions {
+  readonly isReady?: () => boolean;
+  readonly senderAuth?: SenderAuth | undefined;
+}
+
+/** The AppOptions as FunctionAppOptions fields (absent ones left out). */
+export function appOptions(opts: AppOptions): Pick<FunctionAppOptions, 'isReady' | 'senderAuth'> {
+  return {
+    ...(opts.isReady ? { isReady: opts.isReady } : {}),
+    ...(opts.senderAuth ? { senderAuth: opts.senderAuth } : {}),
+  };
 }
 
 export function createFunctionApp(opts: FunctionAppOptions): express.Express {
@@ -42,6 +62,7 @@ export function createFunctionApp(opts: FunctionAppOptions): express.Express {
 
   app.post(
     '/',
+    ...senderCheck(opts),
     express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES }),
     (req: Request, res: Response) => {
       void handleEvent(req, res, opts);
@@ -72,6 +93,34 @@ export function createFunctionApp(opts: FunctionAppOptions): express.Express {
   });
 
   return app;
+}
+
+/** The sender check as a middleware before the body parser (none when auth is off). */
+function senderCheck(opts: FunctionAppOptions): express.RequestHandler[] {
+  const auth = opts.senderAuth;
+  if (auth === undefined) return [];
+  return [
+    (req: Request, res: Response, next: NextFunction) => {
+      void auth.check(req.headers).then(
+        (result) => {
+          if (result.ok) {
+            next();
+            return;
+          }
+          const fields = {
+            status: result.status,
+            reason: result.reason,
+            ...(result.errorKind !== undefined ? { errorKind: result.errorKind } : {}),
+          };
+          if (result.status === 503) opts.logger.warn(fields, 'sender check failed');
+          else opts.logger.warn(fields, 'rejected sender');
+          if (result.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+          res.status(result.status).json({ error: result.reason });
+        },
+        (e: unknown) => next(e),
+      );
+    },
+  ];
 }
 
 async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions): Promise<void> {

@@ -12,6 +12,8 @@ import { systemClock, type Clock } from './clock.js';
 import { loadConfig, type FunctionConfig } from './env.js';
 import { createLogger, type Logger } from './logger.js';
 import { exitOnSignals, listen } from './serve.js';
+import { createTokenReviewer, lazyTokenReviewer } from '../kube/token-review.js';
+import { createSenderAuth, type SenderAuth } from './sender-auth.js';
 
 export interface MainContext {
   readonly config: FunctionConfig;
@@ -21,6 +23,8 @@ export interface MainContext {
   readonly externalArtifacts: ExternalArtifactPort;
   readonly clock: Clock;
   readonly isReady: () => boolean;
+  /** RECOVERY_AUTH=oidc: the sender check createFunctionApp runs first (docs/adr/0056). */
+  readonly senderAuth: SenderAuth | undefined;
 }
 
 export async function runMain(name: string, build: (ctx: MainContext) => Express): Promise<void> {
@@ -74,6 +78,18 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
       createExternalArtifactClient({ kubeConfig, requestTimeoutMs: config.kubeRequestTimeoutMs }),
     );
   });
+  const senderAuth =
+    config.auth.mode === 'oidc'
+      ? createSenderAuth({
+          config: config.auth,
+          // The kubeconfig (and client-node) load at the first token, as for kube.
+          reviewer: lazyTokenReviewer(() =>
+            withKubeConfig((kubeConfig) =>
+              createTokenReviewer({ kubeConfig, requestTimeoutMs: config.kubeRequestTimeoutMs }),
+            ),
+          ),
+        })
+      : undefined;
   let draining = false;
   let app: Express;
   try {
@@ -84,6 +100,7 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
       externalArtifacts,
       clock: systemClock,
       isReady: () => !draining,
+      senderAuth,
     });
   } catch (e) {
     logger.fatal(
@@ -96,5 +113,8 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
   exitOnSignals(running, logger, () => {
     draining = true;
   });
-  logger.info({ port: running.port, mode: config.recovery.mode }, 'listening');
+  logger.info(
+    { port: running.port, mode: config.recovery.mode, auth: config.auth.mode },
+    'listening',
+  );
 }

@@ -8,6 +8,13 @@
 // API server), against the same baseline.
 
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { knativeServiceAudience } from '../../shared/core/sender-auth.js';
+import { OidcTokenProvider, oidcSubject } from '../harness/knative/index.js';
+import { withToken } from '../setup/cluster-rbac.js';
+import { RECOVERY_NAMESPACE } from '../support/manifests.js';
 import { agUpdateHeaders, realisticUpdate } from './events.js';
 import { runLoad, type LoadResult } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
@@ -228,10 +235,136 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
   }
 }
 
+/**
+ * detect's no-op rate with sender authentication on (RECOVERY_AUTH=oidc, docs/adr/0056) against
+ * the same detect with it off, alternating rounds in one run: every request carries one real
+ * Trigger token (TokenRequest on the bench's API server), which detect reviews once as its own
+ * ServiceAccount and then finds in its cache. The ratio is the check's cost on the warm path.
+ */
+async function authRows(ctx: BenchContext): Promise<BenchRow[]> {
+  const n = rounds();
+  const metric = `detect no-op throughput, sender authentication on vs off (median of ${n})`;
+  let cluster;
+  try {
+    cluster = await benchCluster(ctx);
+  } catch (e) {
+    ctx.log(`  test API server unavailable: ${(e as Error).message.split('\n')[0] ?? ''}`);
+    return [unmeasuredRow('P3', metric, 'ratio >= 0.9', 'TODO: needs API server')];
+  }
+  const { server, kc } = cluster;
+  const scripts = await ctx.scripts();
+  const { body, headers } = realisticUpdate();
+  const audience = knativeServiceAudience(RECOVERY_NAMESPACE, 'detect');
+  const sender = { group: 'eventing.knative.dev', kind: 'Trigger', name: 'detect-ag-update' };
+  const token = await new OidcTokenProvider({
+    kubeConfig: kc,
+    namespace: RECOVERY_NAMESPACE,
+  }).tokenFor(sender, audience);
+  const dir = await mkdtemp(join(tmpdir(), 'bench-p3-auth-'));
+  // detect reviews tokens as itself (its ClusterRole from knative/).
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(
+    kubeconfig,
+    withToken(kc, server.serviceAccountTokens.detect, 'detect').exportConfig(),
+  );
+  const noApi = await startNoApiDetect();
+  try {
+    const off: Target = { name: 'auth off', script: scripts.detect, env: noApi.env };
+    const on: Target = {
+      name: 'auth on',
+      script: scripts.detect,
+      env: {
+        ...noApi.env,
+        KUBECONFIG: kubeconfig,
+        RECOVERY_AUTH: 'oidc',
+        RECOVERY_AUTH_AUDIENCE: audience,
+        RECOVERY_AUTH_SENDERS: oidcSubject(
+          RECOVERY_NAMESPACE,
+          sender.group,
+          sender.kind,
+          sender.name,
+        ),
+      },
+    };
+    const bearerHeaders = { ...headers, authorization: `Bearer ${token}` };
+    // The check is on: no token is 401; the token takes the no-op path.
+    const probe = await spawnServer(on.script, on.env);
+    try {
+      const refused = (await timeToFirstAnswer(probe, headers, body)).answer;
+      if (refused.status !== 401)
+        throw new Error(`auth on: no token answered ${refused.status}, not 401`);
+      expectResult(
+        'detect, auth on (the no-op path)',
+        await postOnce(probe.url, bearerHeaders, body),
+        'healthy',
+      );
+    } finally {
+      await probe.stop();
+    }
+    const rates: Record<string, number[]> = { on: [], off: [] };
+    const cpu: Record<string, number[]> = { on: [], off: [] };
+    for (let round = 0; round < n; round++) {
+      for (const [key, target, hdrs] of round % 2 === 0
+        ? ([
+            ['off', off, headers],
+            ['on', on, bearerHeaders],
+          ] as const)
+        : ([
+            ['on', on, bearerHeaders],
+            ['off', off, headers],
+          ] as const)) {
+        const m = await measure(ctx, target, hdrs, body);
+        rates[key]?.push(m.rate);
+        cpu[key]?.push(m.cpuUsPerEvent);
+      }
+    }
+    const onRates = rates['on'] ?? [];
+    const offRates = rates['off'] ?? [];
+    const ratios = onRates.map((r, i) => r / (offRates[i] ?? NaN));
+    const onCpu = cpu['on'] ?? [];
+    const offCpu = cpu['off'] ?? [];
+    const cpuRatios = onCpu.map((c, i) => c / (offCpu[i] ?? NaN));
+    const throughput = ratioRow({
+      id: 'P3',
+      metric: `${metric}; per-round ratio ${spread(ratios)}`,
+      value: median(onRates),
+      baseline: median(offRates),
+      unit: 'req/s',
+      target: 'ratio >= 0.9',
+      minRatio: 0.9,
+      detail: {
+        bodyBytes: Buffer.byteLength(body),
+        connections: CONNECTIONS,
+        measureSec: measureSec(),
+        rounds: n,
+        onRuns: onRates.map(Math.round),
+        offRuns: offRates.map(Math.round),
+        perRoundRatios: ratios.map((r) => Math.round(r * 100) / 100),
+        token:
+          "one TokenRequest token of detect-ag-update's OIDC identity, reviewed once per server",
+        detectApiCallsWithAuthOff: noApi.api.total(),
+      },
+    });
+    const cpuRow = ratioRow({
+      id: 'P3',
+      metric: `server CPU per no-op event, sender authentication on vs off (median; per-round ratio ${spread(cpuRatios)})`,
+      value: median(onCpu),
+      baseline: median(offCpu),
+      unit: 'us',
+      target: 'report',
+      detail: { onRuns: onCpu.map(Math.round), offRuns: offCpu.map(Math.round) },
+    });
+    return [throughput, cpuRow];
+  } finally {
+    await noApi.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export const p3: BenchModule = {
   id: 'P3',
   title: 'no-op event throughput',
   async run(ctx) {
-    return [...(await detectRows(ctx)), await surfaceStalledRow(ctx)];
+    return [...(await detectRows(ctx)), await surfaceStalledRow(ctx), ...(await authRows(ctx))];
   },
 };

@@ -35,7 +35,12 @@ import {
   type BrokerTuning,
   type KnativeEmulation,
 } from './knative/index.js';
-import { FUNCTION_NAMES, startFunctions, type FunctionReplica } from './functions.js';
+import {
+  FUNCTION_NAMES,
+  startFunctions,
+  type FunctionName,
+  type FunctionReplica,
+} from './functions.js';
 import { proxyCatchUps } from './system/catch-up.js';
 import { LogCapture } from './system/log-capture.js';
 import { ACTION_STALLED_TYPE, ProgressLog, type ProgressEvent } from './system/progress.js';
@@ -80,6 +85,14 @@ export interface SystemOptions {
   replicas?: number;
   /** Function environment on top of the defaults (RECOVERY_MODE, RECOVERY_GRACE_PERIOD, ...). */
   env?: Readonly<Record<string, string>>;
+  /** One function's own environment on top of `env` (a Service's `env:` in knative/). */
+  envOf?: (name: FunctionName) => Readonly<Record<string, string>>;
+  /**
+   * Eventing's authentication-oidc on (docs/adr/0056): the Broker and the sources send real
+   * tokens of Eventing-named identities (made by the admin, as Knative's controller); turn the
+   * functions' check on with RECOVERY_AUTH=oidc in `env`.
+   */
+  oidc?: boolean;
   /** Function log level (default silent). Logs are kept in `system.logs`. */
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Also hand every function log line (JSON) here, e.g. to print it. */
@@ -213,6 +226,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       ...(opts.broker !== undefined ? { brokerOptions: opts.broker } : {}),
       pingOptions: { seed: opts.pingSeed ?? 1 },
       ...(opts.trace !== undefined ? { log: opts.trace } : {}),
+      ...(opts.oidc === true ? { oidc: { kubeConfig: opts.kubeConfig } } : {}),
     });
     await knative.startBroker();
     cleanups.push(() => knative.stop());
@@ -228,6 +242,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
         ),
       brokerUrl: knative.broker.ingressUrl,
       env: opts.env ?? {},
+      ...(opts.envOf !== undefined ? { envOf: opts.envOf } : {}),
       logLevel: opts.logLevel ?? 'silent',
       logDestination: logs,
     });

@@ -17,6 +17,8 @@ import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
 import type { Clock } from '../../../shared/runtime/clock.js';
 import type { FunctionConfig } from '../../../shared/runtime/env.js';
 import type { Logger } from '../../../shared/runtime/logger.js';
+import { createTokenReviewer } from '../../../shared/kube/token-review.js';
+import { createSenderAuth, type SenderAuth } from '../../../shared/runtime/sender-auth.js';
 
 export const FUNCTION_NAMES = [
   'detect',
@@ -59,37 +61,70 @@ export interface AppDeps {
   readonly config: FunctionConfig;
   /** Where detect posts its action events (the Broker's ingress). Required for detect. */
   readonly sinkUrl?: string;
+  /**
+   * The sender check (RECOVERY_AUTH=oidc); default: senderAuthFor(config, kubeConfig), as main.ts
+   * builds it (TokenReview as the function's own identity).
+   */
+  readonly senderAuth?: SenderAuth;
+}
+
+/** The sender check main.ts builds for `config` (none when RECOVERY_AUTH is off). */
+export function senderAuthFor(
+  config: FunctionConfig,
+  kubeConfig: KubeConfig,
+  requestTimeoutMs: number,
+): SenderAuth | undefined {
+  if (config.auth.mode !== 'oidc') return undefined;
+  return createSenderAuth({
+    config: config.auth,
+    reviewer: createTokenReviewer({ kubeConfig, requestTimeoutMs }),
+  });
 }
 
 export function buildFunctionApp(fn: FunctionName, deps: AppDeps): Express {
   const { kube, clock, logger, config } = deps;
+  // dead-letter holds no token, so it cannot ask the API server (docs/adr/0056).
+  const senderAuth =
+    fn === 'dead-letter'
+      ? undefined
+      : (deps.senderAuth ?? senderAuthFor(config, deps.kubeConfig, deps.requestTimeoutMs));
+  const opts = senderAuth !== undefined ? { senderAuth } : {};
   switch (fn) {
     case 'detect':
       if (deps.sinkUrl === undefined) throw new Error('detect needs a sinkUrl');
-      return createDetectApp({
-        kube,
-        clock,
-        logger,
-        config,
-        emitter: createBrokerEmitter({ url: deps.sinkUrl }),
-        followUps: createAlarmFollowUps({ kube, clock, config }),
-      });
+      return createDetectApp(
+        {
+          kube,
+          clock,
+          logger,
+          config,
+          emitter: createBrokerEmitter({ url: deps.sinkUrl }),
+          followUps: createAlarmFollowUps({ kube, clock, config }),
+        },
+        opts,
+      );
     case 'force-drift':
-      return createForceDriftApp({ kube, clock, logger, config });
+      return createForceDriftApp({ kube, clock, logger, config }, opts);
     case 'surface-stalled':
-      return createSurfaceStalledApp({ kube, clock, logger, config, turns: createSyncTurns() });
+      return createSurfaceStalledApp(
+        { kube, clock, logger, config, turns: createSyncTurns() },
+        opts,
+      );
     case 'dead-letter':
       return createDeadLetterApp({ logger });
     case 'heal-external-artifacts':
-      return createHealApp({
-        kube,
-        externalArtifacts: createExternalArtifactClient({
-          kubeConfig: deps.kubeConfig,
-          requestTimeoutMs: deps.requestTimeoutMs,
-        }),
-        clock,
-        logger,
-        config,
-      });
+      return createHealApp(
+        {
+          kube,
+          externalArtifacts: createExternalArtifactClient({
+            kubeConfig: deps.kubeConfig,
+            requestTimeoutMs: deps.requestTimeoutMs,
+          }),
+          clock,
+          logger,
+          config,
+        },
+        opts,
+      );
   }
 }

@@ -8,7 +8,14 @@ import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js'
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import type { pino } from 'pino';
 import { functionKubeConfigFor, hasOwnCredentials } from '../../support/identities.js';
-import { buildFunctionApp, FUNCTION_NAMES, functionKubeClient, type FunctionName } from './apps.js';
+import {
+  buildFunctionApp,
+  FUNCTION_NAMES,
+  functionKubeClient,
+  senderAuthFor,
+  type FunctionName,
+} from './apps.js';
+import type { SenderAuth } from '../../../shared/runtime/sender-auth.js';
 import { serve, type Served } from './serve.js';
 import { testConfig } from './test-deps.js';
 
@@ -45,12 +52,16 @@ export interface StartFunctionOptions {
   readonly logger?: Logger;
   /** Where detect posts action events. Required for detect. */
   readonly sinkUrl?: string;
+  /** The sender check; default: built from config (RECOVERY_AUTH) as main.ts does. */
+  readonly senderAuth?: SenderAuth;
 }
 
 export interface RunningFunction extends Served {
   readonly fn: FunctionName;
   readonly kube: KubePort;
   readonly config: FunctionConfig;
+  /** The sender check it runs (RECOVERY_AUTH=oidc), for its review count. */
+  readonly senderAuth: SenderAuth | undefined;
 }
 
 export async function startFunction(opts: StartFunctionOptions): Promise<RunningFunction> {
@@ -66,6 +77,10 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
   const config = opts.config ?? testConfig(opts.env);
   const logger = opts.logger ?? createLogger({ name: opts.fn, level: 'silent' });
   const kube = opts.kube ?? functionKubeClient(opts.fn, kubeConfig, requestTimeoutMs);
+  const senderAuth =
+    opts.fn === 'dead-letter'
+      ? undefined
+      : (opts.senderAuth ?? senderAuthFor(config, kubeConfig, requestTimeoutMs));
   const app = buildFunctionApp(opts.fn, {
     kubeConfig,
     kube,
@@ -74,9 +89,10 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
     logger,
     config,
     ...(opts.sinkUrl !== undefined ? { sinkUrl: opts.sinkUrl } : {}),
+    ...(senderAuth !== undefined ? { senderAuth } : {}),
   });
   const served = await serve(app, logger);
-  return { ...served, fn: opts.fn, kube, config };
+  return { ...served, fn: opts.fn, kube, config, senderAuth };
 }
 
 /** The in-process functions the benches drive. */
@@ -132,6 +148,8 @@ export interface StartFunctionsOptions {
   brokerUrl: string;
   /** Extra environment (RECOVERY_MODE, RECOVERY_GRACE_PERIOD, KUBE_REQUEST_TIMEOUT_MS, ...). */
   env: Readonly<Record<string, string>>;
+  /** One function's own environment on top of `env`. */
+  envOf?: (name: FunctionName) => Readonly<Record<string, string>>;
   logLevel: string;
   logDestination: pino.DestinationStream | undefined;
 }
@@ -164,7 +182,10 @@ async function startReplica(
     KUBE_REQUEST_TIMEOUT_MS: '5000',
     // The pod name Knative's downward API would give (reportingInstance of our Events).
     POD_NAME: `${name}-${index}`,
+    // Knative Serving sets K_SERVICE to the Service's name (it names the OIDC audience).
+    K_SERVICE: name,
     ...opts.env,
+    ...opts.envOf?.(name),
     LOG_LEVEL: opts.logLevel,
     BROKER_URL: opts.brokerUrl,
   });

@@ -14,6 +14,7 @@ import { AG_API_GROUP, AG_PLURAL } from '../../../shared/core/types.js';
 import type { EmuClock } from './clock.js';
 import { apiServerSourceEvent } from './apiserver-source-event.js';
 import { postBinary } from './cloudevent-http.js';
+import { sourceBearer, type OidcTokenSource } from './oidc-tokens.js';
 import type { AnyEvent } from './cloudevent-http.js';
 import { ListWatch, listCatchUp } from './list-watch.js';
 import type { CatchUp, KubeObject, ResourceRef, WatchEventType } from './list-watch.js';
@@ -30,6 +31,11 @@ export interface ApiServerSourceOptions {
   /** Real ms between send attempts (default 20). */
   retryDelayMs?: number;
   log?: (msg: string, fields: Record<string, unknown>) => void;
+  /**
+   * OIDC on (docs/adr/0056): each send carries a token of this ApiServerSource's OIDC identity
+   * (its name in knative/) for the Broker's audience.
+   */
+  oidc?: { tokens: OidcTokenSource; name: string; audience: string };
 }
 
 export interface SourceSendRecord {
@@ -142,7 +148,11 @@ export class ApiServerSource {
       if (signal.aborted) break;
       const sink =
         typeof this.#opts.sinkUrl === 'function' ? this.#opts.sinkUrl() : this.#opts.sinkUrl;
-      const out = await postBinary(sink, event, { timeoutMs: 10_000, signal });
+      const out = await postBinary(sink, event, {
+        timeoutMs: 10_000,
+        signal,
+        ...(await sourceBearer(this.#opts.oidc, 'ApiServerSource')),
+      });
       status = out.status;
       if (status !== undefined && status >= 200 && status < 300) {
         this.sent.push({ event, attempts: attempt, status, outcome: 'sent' });

@@ -3,6 +3,7 @@
 import type { EmuClock } from './clock.js';
 import type { AnyEvent } from './cloudevent-http.js';
 import type { TriggerSpec } from './manifests.js';
+import type { OidcTokenSource } from './oidc-tokens.js';
 
 export interface BrokerOptions {
   /** Broker namespace and name; the ingress path is /<namespace>/<name>. */
@@ -43,6 +44,12 @@ export interface BrokerOptions {
   clock?: Pick<EmuClock, 'now'> & Partial<Pick<EmuClock, 'setTimer' | 'cancel'>>;
   /** Receives one structured record per notable step (constant message, fields). */
   log?: (msg: string, fields: Record<string, unknown>) => void;
+  /**
+   * Eventing's authentication-oidc on (docs/adr/0056): each delivery carries a token of the
+   * Trigger's OIDC identity for the subscriber's audience (none when the Trigger names no
+   * audience, as in Knative). A token that cannot be had fails the attempt like a transport error.
+   */
+  oidc?: OidcTokenSource;
 }
 
 export type DeliveryOutcome =
@@ -71,6 +78,8 @@ export interface DeliveryRecord {
   reply?: AnyEvent;
   /** Time of the attempt (virtual when a clock is given). */
   at: number;
+  /** OIDC on: a short hash of the token the attempt carried (which tokens a receiver saw). */
+  token?: string;
 }
 
 export interface DeadLetterRecord {

@@ -13,6 +13,7 @@
 // Retry delays run in real time scaled by `retryDelayScale`, or on the Broker's clock at Knative's
 // own schedule with `retryOn: 'clock'` (see BrokerOptions and docs/adr/0041-knative-retry-schedule.md).
 
+import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -292,7 +293,7 @@ export class Broker {
     const timeoutMs = delivery.timeoutMs ?? this.#opts.defaultTimeoutMs ?? 30_000;
     const subscriber = trigger.subscriber.service;
     const total = 1 + delivery.retry;
-    let last: HttpOutcome = {
+    let last: HttpOutcome & { token?: string } = {
       status: undefined,
       error: 'not attempted',
       headers: {},
@@ -309,9 +310,18 @@ export class Broker {
       last =
         url === undefined
           ? { status: undefined, error: 'no replica', headers: {}, body: Buffer.alloc(0) }
-          : await postBinary(url, event, { timeoutMs, signal });
+          : await this.#post(trigger, trigger.subscriber, url, event, { timeoutMs, signal });
+      const token = last.token;
       if (signal.aborted) return this.#abandon(trigger, event, duplicate, attempt);
-      const base = { trigger: trigger.name, subscriber, url: url ?? '', attempt, duplicate, event };
+      const base = {
+        trigger: trigger.name,
+        subscriber,
+        url: url ?? '',
+        attempt,
+        duplicate,
+        event,
+        ...(token !== undefined ? { token } : {}),
+      };
       if (last.status !== undefined && last.status >= 200 && last.status < 300) {
         const replyEvent = this.#handleReply(trigger, event, last, hops);
         this.#record({ ...base, status: last.status, outcome: 'delivered' }, replyEvent);
@@ -334,6 +344,37 @@ export class Broker {
       await sleep(delay * scale, signal);
     }
     await this.#deadLetter(trigger, event, attempts, last, lastUrl);
+  }
+
+  /**
+   * One attempt, with the Trigger's OIDC token for `to`'s audience when OIDC is on (Knative's
+   * filter sends with the Trigger's identity, to the subscriber and to the dead-letter sink).
+   */
+  async #post(
+    trigger: TriggerSpec,
+    to: Destination,
+    url: string,
+    event: AnyEvent,
+    opts: { timeoutMs: number; signal: AbortSignal },
+  ): Promise<HttpOutcome & { token?: string }> {
+    const oidc = this.#opts.oidc;
+    if (oidc === undefined || to.audience === undefined) return postBinary(url, event, opts);
+    let bearer: string;
+    try {
+      bearer = await oidc.tokenFor(
+        { group: 'eventing.knative.dev', kind: 'Trigger', name: trigger.name },
+        to.audience,
+      );
+    } catch (e) {
+      return {
+        status: undefined,
+        error: `could not get JWT: ${e instanceof Error ? e.message : String(e)}`,
+        headers: {},
+        body: Buffer.alloc(0),
+      };
+    }
+    const token = createHash('sha256').update(bearer).digest('hex').slice(0, 12);
+    return { ...(await postBinary(url, event, { ...opts, bearer })), token };
   }
 
   /**
@@ -416,13 +457,13 @@ export class Broker {
     if (last.error !== undefined) record.lastError = last.error;
     const sink = trigger.delivery.deadLetterSink;
     const url = sink ? this.#pick(sink) : undefined;
-    if (url !== undefined && !this.#abort.signal.aborted) {
+    if (sink !== undefined && url !== undefined && !this.#abort.signal.aborted) {
       const extensions: Record<string, string | undefined> = { knativeerrordest: lastUrl };
       if (last.status !== undefined) extensions.knativeerrorcode = String(last.status);
       if (last.body.length > 0) {
         extensions.knativeerrordata = last.body.subarray(0, ERROR_DATA_BYTES).toString('base64');
       }
-      const out = await postBinary(url, withAttributes(event, extensions), {
+      const out = await this.#post(trigger, sink, url, withAttributes(event, extensions), {
         timeoutMs: this.#opts.defaultTimeoutMs ?? 30_000,
         signal: this.#abort.signal,
       });

@@ -99,13 +99,15 @@ export interface HttpOutcome {
 export async function postBinary(
   url: string,
   event: AnyEvent,
-  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  opts: { timeoutMs?: number; signal?: AbortSignal; bearer?: string } = {},
 ): Promise<HttpOutcome> {
   const message = HTTP.binary(event);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(message.headers)) {
     if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
   }
+  // OIDC (docs/adr/0056): the sender's token, as Knative's dispatcher sets it.
+  if (opts.bearer !== undefined) headers['authorization'] = `Bearer ${opts.bearer}`;
   const body = message.body;
   const signals: AbortSignal[] = [];
   if (opts.signal) signals.push(opts.signal);

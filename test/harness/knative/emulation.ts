@@ -24,6 +24,8 @@ import type { EmuClock } from './clock.js';
 import type { CatchUp } from './list-watch.js';
 import { loadKnativeManifests } from './manifests.js';
 import { PingScheduler } from './ping-scheduler.js';
+import { brokerAudience } from './oidc-identity.js';
+import { OidcTokenProvider } from './oidc-tokens.js';
 import type { PingSchedulerOptions } from './ping-scheduler.js';
 
 export const RECOVERY_NAMESPACE = 'source-watcher-recovery';
@@ -64,6 +66,13 @@ export interface KnativeEmulationOptions {
   pingOptions?: Partial<Omit<PingSchedulerOptions, 'clock' | 'sinkUrl' | 'kubeConfig'>>;
   /** Structured log sink shared by the parts. */
   log?: (msg: string, fields: Record<string, unknown>) => void;
+  /**
+   * Eventing's authentication-oidc on (docs/adr/0056): the Broker sends each delivery with a
+   * token of its Trigger's OIDC identity for the subscriber's audience, and the sources send
+   * theirs for the Broker's audience; identities and tokens are made with this client (Knative's
+   * controller) on the real API server.
+   */
+  oidc?: { kubeConfig: KubeConfig };
 }
 
 export interface IdleOptions {
@@ -95,6 +104,8 @@ export interface KnativeEmulation {
   idle(opts?: IdleOptions): Promise<void>;
   /** A number that grows with every watch event, ingest and delivery attempt (for combined settling). */
   activity(): number;
+  /** The OIDC token provider when `oidc` is on. */
+  readonly tokens: OidcTokenProvider | undefined;
 }
 
 function sourceKubeConfig(
@@ -114,12 +125,18 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
   const manifests = loadKnativeManifests(resolve(REPO_ROOT, 'knative'), namespace);
   const log = opts.log;
   const logOpt = log ? { log } : {};
+  const tokens =
+    opts.oidc !== undefined
+      ? new OidcTokenProvider({ kubeConfig: opts.oidc.kubeConfig, namespace })
+      : undefined;
+  const toBroker = brokerAudience(namespace, BROKER_NAME);
   const broker = new Broker({
     namespace,
     name: BROKER_NAME,
     clock: opts.clock,
     ...logOpt,
     ...opts.brokerOptions,
+    ...(tokens !== undefined ? { oidc: tokens } : {}),
     triggers: manifests.triggers,
     subscribers: opts.subscribers ?? {},
   });
@@ -129,22 +146,25 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
     opts.kubeConfig,
     'ApiServerSource',
   );
-  const sourceOn = (resource: typeof AG_RESOURCE): ApiServerSource =>
+  const sourceOn = (resource: typeof AG_RESOURCE, name: string): ApiServerSource =>
     new ApiServerSource({
       clock: opts.clock,
       ...logOpt,
       kubeConfig: sourceKc,
       sinkUrl,
       resource,
+      ...(tokens !== undefined ? { oidc: { tokens, name, audience: toBroker } } : {}),
     });
-  const apiServerSource = sourceOn(AG_RESOURCE);
-  const externalArtifactSource = sourceOn(EA_RESOURCE);
+  // Named as in knative/ (their OIDC identities follow the names).
+  const apiServerSource = sourceOn(AG_RESOURCE, 'artifactgenerators');
+  const externalArtifactSource = sourceOn(EA_RESOURCE, 'externalartifacts');
   const sources = [apiServerSource, externalArtifactSource];
   const pings = new PingScheduler({
     namespace,
     staticSources: manifests.pingSources,
     ...logOpt,
     ...opts.pingOptions,
+    ...(tokens !== undefined ? { oidc: { tokens, audience: toBroker } } : {}),
     clock: opts.clock,
     kubeConfig: sourceKubeConfig(opts.pingSourceKubeConfig, opts.kubeConfig, 'PingSource adapter'),
     sinkUrl,
@@ -210,6 +230,7 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
       }
     },
     activity,
+    tokens,
   };
   return emulation;
 }

@@ -30,3 +30,15 @@ export type {
   KnativeEmulation,
   KnativeEmulationOptions,
 } from './emulation.js';
+export {
+  OidcTokenProvider,
+  TOKEN_SECONDS,
+  type OidcSender,
+  type OidcTokenSource,
+} from './oidc-tokens.js';
+export {
+  brokerAudience,
+  knativeChildName,
+  oidcServiceAccountName,
+  oidcSubject,
+} from './oidc-identity.js';

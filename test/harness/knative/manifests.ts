@@ -15,6 +15,8 @@ import { parseIsoDuration } from './iso-duration.js';
 /** Where a Trigger (or a dead-letter sink) sends: a Knative Service by name (knative/ names no URI). */
 export interface Destination {
   service: string;
+  /** `audience`: the OIDC audience a token for this destination is requested with (ADR 56). */
+  audience?: string;
 }
 
 export interface DeliverySpec {
@@ -149,7 +151,11 @@ function serviceRef(destination: unknown, where: string): Destination {
   if (typeof ref.name !== 'string' || ref.name === '') {
     throw new Error(`${where}: ref.name missing`);
   }
-  return { service: ref.name };
+  const audience = record(destination, where).audience;
+  if (audience !== undefined && (typeof audience !== 'string' || audience === '')) {
+    throw new Error(`${where}: audience must be a non-empty string`);
+  }
+  return typeof audience === 'string' ? { service: ref.name, audience } : { service: ref.name };
 }
 
 function stringMap(raw: unknown, where: string): Record<string, string> {

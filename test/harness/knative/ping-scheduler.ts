@@ -24,6 +24,7 @@ import type { PingSource } from '../../../shared/kube/port.js';
 import { cancelTimer } from './clock.js';
 import type { EmuClock } from './clock.js';
 import { postBinary } from './cloudevent-http.js';
+import { sourceBearer, type OidcTokenSource } from './oidc-tokens.js';
 import type { AnyEvent } from './cloudevent-http.js';
 import { CronError, nextFire, parseSchedule } from './cron.js';
 import type { CronSchedule } from './cron.js';
@@ -48,6 +49,8 @@ export interface PingSchedulerOptions {
   /** Seed for jitter and lag (default 1). */
   seed?: number;
   log?: (msg: string, fields: Record<string, unknown>) => void;
+  /** OIDC on (docs/adr/0056): each tick carries a token of its PingSource's OIDC identity. */
+  oidc?: { tokens: OidcTokenSource; audience: string };
 }
 
 export interface PingFireRecord {
@@ -349,7 +352,12 @@ export class PingScheduler {
     const firedAt = this.#clock.now();
     const sink =
       typeof this.#opts.sinkUrl === 'function' ? this.#opts.sinkUrl() : this.#opts.sinkUrl;
-    const out = await postBinary(sink, event, { timeoutMs: 10_000, signal: this.#abort.signal });
+    const oidc = this.#opts.oidc;
+    const out = await postBinary(sink, event, {
+      timeoutMs: 10_000,
+      signal: this.#abort.signal,
+      ...(await sourceBearer(oidc && { ...oidc, name }, 'PingSource')),
+    });
     const record: PingFireRecord = {
       namespace,
       name,

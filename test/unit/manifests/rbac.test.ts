@@ -19,6 +19,8 @@ const SRC = 'source.toolkit.fluxcd.io';
 /** The Kubernetes Events of the recovery steps (docs/adr/0033): create, and get+patch a series. */
 const EVENT_GRANTS = [`* ${EV}/events create`, `* ${EV}/events get`, `* ${EV}/events patch`];
 const NS = RECOVERY_NAMESPACE;
+/** Sender authentication's TokenReview (docs/adr/0056), for every function with a token. */
+const TOKEN_REVIEW = '* authentication.k8s.io/tokenreviews create';
 
 /** Requests for one kind of object: the verb, and what differs from the usual object. */
 const requests =
@@ -69,17 +71,20 @@ const EAS = `${SRC}/externalartifacts`;
 
 const EXPECTED_GRANTS: Record<string, string[]> = {
   detect: [
+    TOKEN_REVIEW,
     ...everywhere(AGS, 'get', 'list'),
     `${NS} ${KN}/pingsources create`,
     ...['get', 'patch', 'delete'].map((verb) => `${NS} ${KN}/pingsources ${verb} recovery-alarm`),
   ],
   'force-drift': [
+    TOKEN_REVIEW,
     ...everywhere(AGS, 'get', 'list', 'patch'),
     `* ${AGS}/status patch`,
     `* ${PS}/packagesources get`,
     ...EVENT_GRANTS,
   ],
   'surface-stalled': [
+    TOKEN_REVIEW,
     ...everywhere(AGS, 'get', 'list'),
     ...everywhere(`${PS}/packagesources`, 'get', 'list'),
     `* ${PS}/packagesources/status patch`,
@@ -94,6 +99,7 @@ const EXPECTED_GRANTS: Record<string, string[]> = {
   // delete one whose status another field manager owns; the heal's Event. ADR 54: ask whether the
   // AG's spec.serviceAccountName may re-create it (a SubjectAccessReview).
   'heal-external-artifacts': [
+    TOKEN_REVIEW,
     ...everywhere(AGS, 'get', 'patch'),
     ...everywhere(EAS, 'list', 'delete'),
     '* authorization.k8s.io/subjectaccessreviews create',
@@ -151,15 +157,18 @@ describe('grants per ServiceAccount', () => {
 
 describe('observe overlay: observe-only by permission too (issue 12, item 5)', () => {
   const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+  // A TokenReview stores nothing: it is a question to the API server, not a write.
   const writes = (sa: string): string[] =>
-    grants(loadRbacRules(sa, observe())).filter((g) => WRITE_VERBS.has(g.split(' ')[2] ?? ''));
+    grants(loadRbacRules(sa, observe())).filter(
+      (g) => WRITE_VERBS.has(g.split(' ')[2] ?? '') && g !== TOKEN_REVIEW,
+    );
 
   it.each(Object.keys(EXPECTED_GRANTS))('%s: reads as in enforce mode', (sa) => {
     // surface-stalled surfaces no verdict in observe, so it writes (and reads) no Event.
     const read = (all: string[]): string[] =>
       all.filter(
         (g) =>
-          !WRITE_VERBS.has(g.split(' ')[2] ?? '') &&
+          (!WRITE_VERBS.has(g.split(' ')[2] ?? '') || g === TOKEN_REVIEW) &&
           !(sa === 'surface-stalled' && g.includes(`${EV}/events`)),
       );
     expect(read(grants(loadRbacRules(sa, observe())))).toEqual(

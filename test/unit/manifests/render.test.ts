@@ -45,6 +45,8 @@ const CORE_OBJECTS = [
   ...named('ServiceAccount', 'dead-letter', 'apiserversource'),
   'Service/dead-letter',
   ...clusterRole('apiserversource'),
+  // Sender authentication's TokenReview (docs/adr/0056).
+  ...clusterRole('token-review'),
   'ApiServerSource/artifactgenerators',
   'PingSource/resync',
   'SinkBinding/detect',
@@ -53,11 +55,13 @@ const CORE_OBJECTS = [
 const COZYSTACK_OBJECTS = [
   ...functionObjects('surface-stalled', ['ag-add', 'ag-update', 'stalled', 'resync']),
   ...clusterRole('force-drift-packagesources'),
+  'ClusterRoleBinding/source-watcher-recovery-token-review-surface-stalled',
 ];
 // components/heal-external-artifacts (docs/adr/0038): in every install entry point.
 const HEAL_OBJECTS = [
   ...functionObjects('heal-external-artifacts', ['update', 'delete']),
   ...clusterRole('apiserversource-externalartifacts'),
+  'ClusterRoleBinding/source-watcher-recovery-token-review-heal-external-artifacts',
   'ApiServerSource/externalartifacts',
 ];
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);

@@ -42,6 +42,7 @@ const CONFIG: Record<string, string> = {
   RECOVERY_MODE: 'enforce',
   RECOVERY_HEAL_EXTERNAL_ARTIFACTS: 'on',
   RECOVERY_PACKAGESOURCE_AG_NAMESPACES: 'cozy-system',
+  RECOVERY_AUTH: 'off',
   LOG_LEVEL: 'info',
   ALARM_NAMESPACE: RECOVERY_NAMESPACE,
   ALARM_NAME: 'recovery-alarm',
