@@ -9,7 +9,7 @@ import { handleDetect } from './handler.js';
 export function createApp(deps: DetectDeps, opts: { isReady?: () => boolean } = {}): Express {
   const runtime: DetectRuntime = {
     ...deps,
-    notices: createHistoryNotices(),
+    notices: createHistoryNotices(deps.metrics),
     previousVersions: createPreviousVersions(deps.kube),
     recentActions: createRecentActions(),
   };

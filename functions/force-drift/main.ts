@@ -1,6 +1,6 @@
 import { runMain } from '../../shared/runtime/main.js';
 import { createApp } from './app.js';
 
-await runMain('force-drift', ({ config, logger, kube, clock, isReady }) =>
-  createApp({ kube, clock, logger, config }, { isReady }),
+await runMain('force-drift', ({ config, logger, kube, clock, isReady, metrics }) =>
+  createApp({ kube, clock, logger, config, metrics }, { isReady }),
 );

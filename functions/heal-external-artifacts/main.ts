@@ -3,6 +3,6 @@ import { createApp } from './app.js';
 
 await runMain(
   'heal-external-artifacts',
-  ({ config, logger, kube, externalArtifacts, clock, isReady }) =>
-    createApp({ kube, externalArtifacts, clock, logger, config }, { isReady }),
+  ({ config, logger, kube, externalArtifacts, clock, isReady, metrics }) =>
+    createApp({ kube, externalArtifacts, clock, logger, config, metrics }, { isReady }),
 );

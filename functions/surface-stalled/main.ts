@@ -2,6 +2,6 @@ import { runMain } from '../../shared/runtime/main.js';
 import { createApp } from './app.js';
 import { createSyncTurns } from './sync-turns.js';
 
-await runMain('surface-stalled', ({ config, logger, kube, clock, isReady }) =>
-  createApp({ kube, clock, logger, config, turns: createSyncTurns() }, { isReady }),
+await runMain('surface-stalled', ({ config, logger, kube, clock, isReady, metrics }) =>
+  createApp({ kube, clock, logger, config, metrics, turns: createSyncTurns() }, { isReady }),
 );

@@ -3,6 +3,7 @@
 
 import { ConfigError, parseRecoveryConfig, type RecoveryConfig } from '../core/config.js';
 import { isDns1123Label } from '../core/names.js';
+import { parseMetricsExport, type MetricsExportConfig } from './metrics-config.js';
 
 export interface FunctionConfig {
   readonly port: number;
@@ -41,6 +42,8 @@ export interface FunctionConfig {
   readonly heal: {
     readonly enabled: boolean;
   };
+  /** OTLP metrics export from the standard OTEL_* variables; undefined: none (docs/adr/0059). */
+  readonly metricsExport: MetricsExportConfig | undefined;
 }
 
 /** SWEEP_BUDGET_MS's default: 150 s of calls, + one call in flight + the alarm's, < 300 s. */
@@ -136,6 +139,8 @@ export function loadConfig(
     errors.push(`RECOVERY_HEAL_EXTERNAL_ARTIFACTS="${healText}": expected on or off`);
   }
 
+  const metricsExport = parseMetricsExport(env, errors);
+
   if (errors.length > 0 || recovery === undefined) {
     throw new ConfigError(errors);
   }
@@ -152,6 +157,7 @@ export function loadConfig(
     sweepBudgetMs,
     events: { reportingInstance, writeTimeoutMs: eventWriteTimeoutMs },
     heal: { enabled: healText === 'on' },
+    metricsExport,
   };
 }
 

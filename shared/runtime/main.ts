@@ -11,6 +11,8 @@ import type { KubePort } from '../kube/port.js';
 import { systemClock, type Clock } from './clock.js';
 import { loadConfig, type FunctionConfig } from './env.js';
 import { createLogger, type Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import { countingDeliveries, startMetrics } from './metrics-start.js';
 import { exitOnSignals, listen } from './serve.js';
 
 export interface MainContext {
@@ -21,6 +23,8 @@ export interface MainContext {
   readonly externalArtifacts: ExternalArtifactPort;
   readonly clock: Clock;
   readonly isReady: () => boolean;
+  /** The metrics port: no-op unless an OTLP endpoint is configured (docs/adr/0059). */
+  readonly metrics: Metrics;
 }
 
 export async function runMain(name: string, build: (ctx: MainContext) => Express): Promise<void> {
@@ -74,6 +78,7 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
       createExternalArtifactClient({ kubeConfig, requestTimeoutMs: config.kubeRequestTimeoutMs }),
     );
   });
+  const metrics = await startMetrics(name, config, logger);
   let draining = false;
   let app: Express;
   try {
@@ -84,6 +89,7 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
       externalArtifacts,
       clock: systemClock,
       isReady: () => !draining,
+      metrics,
     });
   } catch (e) {
     logger.fatal(
@@ -92,9 +98,17 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
     );
     process.exit(1);
   }
-  const running = await listen(app, { port: config.port, logger });
-  exitOnSignals(running, logger, () => {
-    draining = true;
+  const running = await listen(countingDeliveries(name, app, metrics), {
+    port: config.port,
+    logger,
   });
+  exitOnSignals(
+    running,
+    logger,
+    () => {
+      draining = true;
+    },
+    () => metrics.shutdown(),
+  );
   logger.info({ port: running.port, mode: config.recovery.mode }, 'listening');
 }
