@@ -17,6 +17,7 @@ import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
 import type { Clock } from '../../../shared/runtime/clock.js';
 import type { FunctionConfig } from '../../../shared/runtime/env.js';
 import type { Logger } from '../../../shared/runtime/logger.js';
+import type { Metrics } from '../../../shared/runtime/metrics.js';
 
 export const FUNCTION_NAMES = [
   'detect',
@@ -59,10 +60,13 @@ export interface AppDeps {
   readonly config: FunctionConfig;
   /** Where detect posts its action events (the Broker's ingress). Required for detect. */
   readonly sinkUrl?: string;
+  /** The function's metrics port (default: none recorded). */
+  readonly metrics?: Metrics;
 }
 
 export function buildFunctionApp(fn: FunctionName, deps: AppDeps): Express {
   const { kube, clock, logger, config } = deps;
+  const metrics = deps.metrics !== undefined ? { metrics: deps.metrics } : {};
   switch (fn) {
     case 'detect':
       if (deps.sinkUrl === undefined) throw new Error('detect needs a sinkUrl');
@@ -73,11 +77,19 @@ export function buildFunctionApp(fn: FunctionName, deps: AppDeps): Express {
         config,
         emitter: createBrokerEmitter({ url: deps.sinkUrl }),
         followUps: createAlarmFollowUps({ kube, clock, config }),
+        ...metrics,
       });
     case 'force-drift':
-      return createForceDriftApp({ kube, clock, logger, config });
+      return createForceDriftApp({ kube, clock, logger, config, ...metrics });
     case 'surface-stalled':
-      return createSurfaceStalledApp({ kube, clock, logger, config, turns: createSyncTurns() });
+      return createSurfaceStalledApp({
+        kube,
+        clock,
+        logger,
+        config,
+        turns: createSyncTurns(),
+        ...metrics,
+      });
     case 'dead-letter':
       return createDeadLetterApp({ logger });
     case 'heal-external-artifacts':
@@ -90,6 +102,7 @@ export function buildFunctionApp(fn: FunctionName, deps: AppDeps): Express {
         clock,
         logger,
         config,
+        ...metrics,
       });
   }
 }

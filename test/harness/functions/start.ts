@@ -6,6 +6,8 @@ import type { KubePort } from '../../../shared/kube/port.js';
 import { systemClock, type Clock } from '../../../shared/runtime/clock.js';
 import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js';
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
+import type { Metrics } from '../../../shared/runtime/metrics.js';
+import { countingDeliveries, startMetrics } from '../../../shared/runtime/metrics-start.js';
 import type { pino } from 'pino';
 import { functionKubeConfigFor, hasOwnCredentials } from '../../support/identities.js';
 import { buildFunctionApp, FUNCTION_NAMES, functionKubeClient, type FunctionName } from './apps.js';
@@ -35,6 +37,8 @@ export interface StartFunctionOptions {
   readonly logger?: Logger;
   /** Where detect posts action events. Required for detect. */
   readonly sinkUrl?: string;
+  /** The metrics port, as main.ts builds it (deliveries counted, shut down on close). */
+  readonly metrics?: Metrics;
 }
 
 export interface RunningFunction extends Served {
@@ -63,9 +67,19 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
     logger,
     config,
     ...(opts.sinkUrl !== undefined ? { sinkUrl: opts.sinkUrl } : {}),
+    ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
   });
-  const served = await serve(app, logger);
-  return { ...served, fn: opts.fn, kube, config };
+  if (opts.metrics === undefined) {
+    const served = await serve(app, logger);
+    return { ...served, fn: opts.fn, kube, config };
+  }
+  const metrics = opts.metrics;
+  const served = await serve(countingDeliveries(opts.fn, app, metrics), logger);
+  const close = async (): Promise<void> => {
+    await served.close();
+    await metrics.shutdown();
+  };
+  return { ...served, close, fn: opts.fn, kube, config };
 }
 
 /** The in-process functions the benches drive. */
@@ -168,6 +182,7 @@ async function startReplica(
     requestTimeoutMs: config.kubeRequestTimeoutMs,
     logger,
     sinkUrl: opts.brokerUrl,
+    metrics: await startMetrics(name, config, logger),
   });
   return { ...running, name, index };
 }
