@@ -12,7 +12,7 @@ import { systemClock, type Clock } from './clock.js';
 import { loadConfig, type FunctionConfig } from './env.js';
 import { createLogger, type Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
-import { countingDeliveries, startMetrics } from './metrics-start.js';
+import { countingApiErrors, countingDeliveries, startMetrics } from './metrics-start.js';
 import { exitOnSignals, listen } from './serve.js';
 
 export interface MainContext {
@@ -85,8 +85,8 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
     app = build({
       config,
       logger,
-      kube,
-      externalArtifacts,
+      kube: countingApiErrors(kube, metrics),
+      externalArtifacts: countingApiErrors(externalArtifacts, metrics),
       clock: systemClock,
       isReady: () => !draining,
       metrics,

@@ -4,6 +4,7 @@
 // delivery by outcome and flushes when it ends, so a pod that scales to zero loses nothing.
 
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { isKubeError } from '../kube/errors.js';
 import type { FunctionConfig } from './env.js';
 import type { Logger } from './logger.js';
 import { deliveryOutcome, noopMetrics, type Metrics } from './metrics.js';
@@ -39,4 +40,34 @@ export function countingDeliveries(
     }
     handler(req, res);
   };
+}
+
+/**
+ * `port` (a KubePort, an ExternalArtifactPort) with every call that fails with a typed
+ * Kubernetes error counted by its class; the error is rethrown unchanged.
+ */
+export function countingApiErrors<T extends object>(port: T, metrics: Metrics): T {
+  if (metrics === noopMetrics) return port;
+  return new Proxy(port, {
+    get(target, key, receiver) {
+      const value: unknown = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown => {
+        const counted = (e: unknown): never => {
+          if (isKubeError(e)) metrics.apiError(e.kind);
+          throw e;
+        };
+        try {
+          const result: unknown = Reflect.apply(
+            value as (...a: unknown[]) => unknown,
+            target,
+            args,
+          );
+          return result instanceof Promise ? result.catch(counted) : result;
+        } catch (e) {
+          return counted(e);
+        }
+      };
+    },
+  });
 }

@@ -16,6 +16,7 @@ import { benchCluster } from './bench-system.js';
 import { createHealthyAg } from '../support/raw-kube.js';
 import { expectResult, untilResult } from './answers.js';
 import { median } from './stats.js';
+import { metricsCostRows } from './p3-metrics.js';
 import { sized } from './smoke.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { ratioRow, REPORT_ONLY, unmeasuredRow, valueRow } from './types.js';
@@ -232,6 +233,10 @@ export const p3: BenchModule = {
   id: 'P3',
   title: 'no-op event throughput',
   async run(ctx) {
-    return [...(await detectRows(ctx)), await surfaceStalledRow(ctx)];
+    return [
+      ...(await detectRows(ctx)),
+      ...(await metricsCostRows(ctx)),
+      await surfaceStalledRow(ctx),
+    ];
   },
 };

@@ -7,7 +7,11 @@ import { systemClock, type Clock } from '../../../shared/runtime/clock.js';
 import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js';
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import type { Metrics } from '../../../shared/runtime/metrics.js';
-import { countingDeliveries, startMetrics } from '../../../shared/runtime/metrics-start.js';
+import {
+  countingApiErrors,
+  countingDeliveries,
+  startMetrics,
+} from '../../../shared/runtime/metrics-start.js';
 import type { pino } from 'pino';
 import { functionKubeConfigFor, hasOwnCredentials } from '../../support/identities.js';
 import { buildFunctionApp, FUNCTION_NAMES, functionKubeClient, type FunctionName } from './apps.js';
@@ -58,7 +62,8 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
   const requestTimeoutMs = opts.requestTimeoutMs ?? 5000;
   const config = opts.config ?? testConfig(opts.env);
   const logger = opts.logger ?? createLogger({ name: opts.fn, level: 'silent' });
-  const kube = opts.kube ?? functionKubeClient(opts.fn, kubeConfig, requestTimeoutMs);
+  const client = opts.kube ?? functionKubeClient(opts.fn, kubeConfig, requestTimeoutMs);
+  const kube = opts.metrics !== undefined ? countingApiErrors(client, opts.metrics) : client;
   const app = buildFunctionApp(opts.fn, {
     kubeConfig,
     kube,

@@ -200,3 +200,21 @@ describe('metrics: the OpenTelemetry port', () => {
     ).toBe(1);
   });
 });
+
+describe('metrics: API errors by class', () => {
+  it('a failing call is counted by its typed class and rethrown unchanged; a success is not counted', async () => {
+    const { KubeError } = await import('../../../shared/kube/errors.js');
+    const { countingApiErrors } = await import('../../../shared/runtime/metrics-start.js');
+    const seen: string[] = [];
+    const metrics = { ...noopMetrics, apiError: (c: string) => void seen.push(c) };
+    const err = Object.create(KubeError.prototype) as InstanceType<typeof KubeError>;
+    Object.defineProperty(err, 'kind', { value: 'Transient' });
+    const port = countingApiErrors(
+      { ok: () => Promise.resolve(1), fails: () => Promise.reject(err) },
+      metrics,
+    );
+    expect(await port.ok()).toBe(1);
+    await expect(port.fails()).rejects.toBe(err);
+    expect(seen).toEqual(['Transient']);
+  });
+});
