@@ -18,6 +18,8 @@ export const METRIC_PREFIX = 'source_watcher_recovery';
 /** Seconds: from a lost write to its force (early detection aims at < 3 s), and a stall's length. */
 const FORCE_BUCKETS = [0.5, 1, 2, 3, 5, 10, 30, 60, 150, 300];
 const STALL_BUCKETS = [30, 60, 120, 240, 480, 720, 900, 1800, 3600];
+/** A delivery's export waits this long, gathering the deliveries that end meanwhile. */
+export const FLUSH_DELAY_MS = 1000;
 
 export function createOtelMetrics(fn: string, cfg: MetricsExportConfig, logger: Logger): Metrics {
   const exporter = new OTLPMetricExporter({
@@ -77,9 +79,7 @@ export function createOtelMetrics(fn: string, cfg: MetricsExportConfig, logger: 
   });
   const fnLabel = { function: fn };
 
-  let inFlight: Promise<void> | undefined;
-  let again = false;
-  const flushOnce = async (): Promise<void> => {
+  const exportNow = async (): Promise<void> => {
     try {
       await provider.forceFlush();
     } catch (e) {
@@ -89,20 +89,21 @@ export function createOtelMetrics(fn: string, cfg: MetricsExportConfig, logger: 
       );
     }
   };
-  /** One export at a time; a flush asked for meanwhile runs once after it. */
+  /**
+   * A delivery's flush: one export FLUSH_DELAY_MS after the first delivery that asks, for all
+   * that ask meanwhile (under load: one export a second, not one per event).
+   */
+  let pending: Promise<void> | undefined;
   const flush = (): Promise<void> => {
-    if (inFlight !== undefined) {
-      again = true;
-      return inFlight;
-    }
-    inFlight = (async () => {
-      do {
-        again = false;
-        await flushOnce();
-      } while (again);
-      inFlight = undefined;
-    })();
-    return inFlight;
+    pending ??= new Promise<void>((done) => {
+      const timer = setTimeout(() => {
+        pending = undefined;
+        void exportNow().then(done);
+      }, FLUSH_DELAY_MS);
+      // SIGTERM's shutdown exports what is left: the timer need not hold the process.
+      timer.unref();
+    });
+    return pending;
   };
 
   return {
@@ -129,7 +130,7 @@ export function createOtelMetrics(fn: string, cfg: MetricsExportConfig, logger: 
     delivery: (outcome) => deliveries.add(1, { ...fnLabel, outcome }),
     flush,
     shutdown: async () => {
-      await flush();
+      await exportNow();
       try {
         await provider.shutdown();
       } catch {

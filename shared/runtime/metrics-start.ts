@@ -22,7 +22,7 @@ export async function startMetrics(
 
 /**
  * `handler` with every CloudEvent delivery (a POST) counted by its outcome when its response
- * ends, then a flush (not awaited: the answer has gone). dead-letter's deliveries count as
+ * ends, then a flush within a second (not awaited: the answer has gone). dead-letter's count as
  * "dead-letter".
  */
 export function countingDeliveries(

@@ -42,9 +42,12 @@ export interface Metrics {
   apiError(errorClass: string): void;
   /** A delivery ended with `outcome` (the function's name is the resource's service.name). */
   delivery(outcome: DeliveryOutcome): void;
-  /** Export what was recorded (a delivery ended); resolves when sent or failed, never throws. */
+  /**
+   * Export what was recorded, soon (a delivery ended: within a second, one export for every
+   * delivery ending meanwhile); resolves when sent or failed, never throws.
+   */
   flush(): Promise<void>;
-  /** Flush and stop (SIGTERM). */
+  /** Export now and stop (SIGTERM). */
   shutdown(): Promise<void>;
 }
 
