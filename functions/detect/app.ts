@@ -14,7 +14,7 @@ import { createSweepResumes } from './sweep-resume.js';
 export function createApp(deps: DetectDeps, opts: AppOptions = {}): Express {
   const runtime: DetectRuntime = {
     ...deps,
-    notices: createHistoryNotices(),
+    notices: createHistoryNotices(deps.metrics),
     previousVersions: createPreviousVersions(deps.kube),
     recentActions: createRecentActions(),
     sweepResumes: createSweepResumes(),

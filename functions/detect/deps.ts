@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/runtime/clock.js';
+import type { Metrics } from '../../shared/runtime/metrics.js';
 import type { Emitter } from '../../shared/runtime/broker-emitter.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
@@ -21,6 +22,8 @@ export interface DetectDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly config: FunctionConfig;
+  /** Metrics (docs/adr/0059); absent: none recorded. */
+  readonly metrics?: Metrics;
   readonly emitter: Emitter;
   readonly followUps: FollowUps;
 }

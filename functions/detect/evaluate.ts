@@ -129,5 +129,7 @@ export async function emitAction(
     'action emitted',
   );
   deps.recentActions.emitted(key, now);
+  if (decision.kind === 'force' && data.attempts === 0)
+    deps.metrics?.stallFound({ namespace, name }, signalled ? 'lost-write' : 'time-rule');
   return true;
 }

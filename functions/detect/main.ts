@@ -4,7 +4,7 @@ import { fileTokenSource } from '../../shared/runtime/sink-token.js';
 import { createApp } from './app.js';
 import { createAlarmFollowUps } from './alarm.js';
 
-await runMain('detect', ({ config, logger, kube, clock, isReady, senderAuth }) => {
+await runMain('detect', ({ config, logger, kube, clock, isReady, metrics, senderAuth }) => {
   // First install: a Revision may start before the SinkBinding has injected K_SINK. The shipped
   // recovery-config sets BROKER_URL to the same Broker, so detect can post from its first event;
   // with neither, readiness fails, so Knative sends this Revision no traffic (docs/adr/0024).
@@ -36,7 +36,7 @@ await runMain('detect', ({ config, logger, kube, clock, isReady, senderAuth }) =
   const followUps = createAlarmFollowUps({ kube, clock, config });
   const sinkKnown = config.sinkUrl !== undefined;
   return createApp(
-    { kube, clock, logger, config, emitter, followUps },
+    { kube, clock, logger, config, emitter, followUps, metrics },
     { isReady: () => isReady() && sinkKnown, senderAuth },
   );
 });

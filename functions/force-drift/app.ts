@@ -13,7 +13,7 @@ import { handleForceDrift } from './handler.js';
 export function createApp(deps: ForceDriftDeps, opts: AppOptions = {}): Express {
   const runtime: ForceDriftRuntime = {
     ...deps,
-    notices: createHistoryNotices(),
+    notices: createHistoryNotices(deps.metrics),
     previousVersions: createPreviousVersions(deps.kube),
     warnOnce: createWarnOnce(),
   };

@@ -66,6 +66,7 @@ export async function forceAttempt(
   const result = await markAndBump(claimed, ref, now, deps, log);
   if (result === 'done') {
     log.info({ decision: 'force', attempt, gate }, 'forced rebuild');
+    deps.metrics?.forced(ref, attempt);
     return 'forced';
   }
   return result;
@@ -103,6 +104,7 @@ export async function clearTracking(
     throw e;
   }
   log.info({ decision: 'clear-tracking' }, 'recovered; tracking cleared');
+  deps.metrics?.recovered(ref, undefined);
   return 'cleared';
 }
 

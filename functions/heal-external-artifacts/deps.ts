@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/runtime/clock.js';
+import type { Metrics } from '../../shared/runtime/metrics.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { ExternalArtifactPort } from '../../shared/kube/external-artifact-port.js';
@@ -11,4 +12,6 @@ export interface HealDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly config: FunctionConfig;
+  /** Metrics (docs/adr/0059); absent: none recorded. */
+  readonly metrics?: Metrics;
 }

@@ -122,6 +122,7 @@ export async function healGenerator(
       }
     }
     log.info({ ...fields, requestedAt }, 'healed ExternalArtifact drift');
+    deps.metrics?.externalArtifactHealed(ref);
     await record(ag, {
       kind: 'healed',
       drift,

@@ -3,6 +3,6 @@ import { createApp } from './app.js';
 
 await runMain(
   'heal-external-artifacts',
-  ({ config, logger, kube, externalArtifacts, clock, isReady, senderAuth }) =>
-    createApp({ kube, externalArtifacts, clock, logger, config }, { isReady, senderAuth }),
+  ({ config, logger, kube, externalArtifacts, clock, isReady, metrics, senderAuth }) =>
+    createApp({ kube, externalArtifacts, clock, logger, config, metrics }, { isReady, senderAuth }),
 );

@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/runtime/clock.js';
+import type { Metrics } from '../../shared/runtime/metrics.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
@@ -9,6 +10,8 @@ export interface SurfaceStalledDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly config: FunctionConfig;
+  /** Metrics (docs/adr/0059); absent: none recorded. */
+  readonly metrics?: Metrics;
   /** One sync per AG at a time in this replica (ADR 50). */
   readonly turns: SyncTurns;
 }

@@ -171,6 +171,11 @@ export async function syncWith(
   }
   const stalled = desired.reason === REASON_STALLED;
   log.info(fields, stalled ? 'surfaced SourceWatcherStalled' : 'updated PackageSource Ready');
+  if (stalled)
+    deps.metrics?.verdict(
+      { namespace: ag.metadata?.namespace ?? '', name: ag.metadata?.name ?? '' },
+      undefined,
+    );
   if (stalled) await record(ag, stalledStep(ag, ps, now, deps.config.recovery));
   return 'updated';
 }

@@ -10,6 +10,7 @@ import {
 import type { PackageSourceOwnerRule } from '../core/packagesource-owner.js';
 import { isDns1123Label } from '../core/names.js';
 import { parseSenderAuthConfig, type SenderAuthConfig } from '../core/sender-auth.js';
+import { parseMetricsExport, type MetricsExportConfig } from './metrics-config.js';
 
 export interface FunctionConfig {
   readonly port: number;
@@ -62,6 +63,8 @@ export interface FunctionConfig {
   readonly packageSourceOwners: PackageSourceOwnerRule;
   /** Sender authentication (docs/adr/0056): RECOVERY_AUTH, RECOVERY_AUTH_AUDIENCE, RECOVERY_AUTH_SENDERS. */
   readonly auth: SenderAuthConfig;
+  /** OTLP metrics export from the standard OTEL_* variables; undefined: none (docs/adr/0059). */
+  readonly metricsExport: MetricsExportConfig | undefined;
 }
 
 /** SWEEP_BUDGET_MS's default: 150 s of calls, + one call in flight + the alarm's, < 300 s. */
@@ -194,6 +197,8 @@ export function loadConfig(
   const auth = parseSenderAuthConfig(env, alarmNamespace);
   errors.push(...auth.problems);
 
+  const metricsExport = parseMetricsExport(env, errors);
+
   if (errors.length > 0 || recovery === undefined || agNamespaces === undefined) {
     throw new ConfigError(errors);
   }
@@ -214,6 +219,7 @@ export function loadConfig(
     heal: { enabled: healText === 'on' },
     packageSourceOwners: { agNamespaces },
     auth: auth.config,
+    metricsExport,
   };
 }
 

@@ -5,6 +5,7 @@
 import type { HistoryReading } from './ag-history.js';
 import { errorSummary } from './function-app.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 import { createWarnOnce } from './warn-once.js';
 
 export interface HistoryNotices {
@@ -12,12 +13,13 @@ export interface HistoryNotices {
   note(reading: HistoryReading, log: Logger): void;
 }
 
-export function createHistoryNotices(): HistoryNotices {
+export function createHistoryNotices(metrics?: Metrics): HistoryNotices {
   const warnOnce = createWarnOnce();
   return {
     note(reading, log) {
       const gap = reading.gap;
       if (gap === undefined) return;
+      metrics?.earlyDetectionDegraded(gap);
       warnOnce(
         gap,
         log,

@@ -11,6 +11,8 @@ import type { KubePort } from '../kube/port.js';
 import { systemClock, type Clock } from './clock.js';
 import { loadConfig, type FunctionConfig } from './env.js';
 import { createLogger, type Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import { countingApiErrors, countingDeliveries, startMetrics } from './metrics-start.js';
 import { exitOnSignals, listen } from './serve.js';
 import { createTokenReviewer, lazyTokenReviewer } from '../kube/token-review.js';
 import { createSenderAuth, type SenderAuth } from './sender-auth.js';
@@ -25,6 +27,8 @@ export interface MainContext {
   readonly isReady: () => boolean;
   /** RECOVERY_AUTH=oidc: the sender check createFunctionApp runs first (docs/adr/0056). */
   readonly senderAuth: SenderAuth | undefined;
+  /** The metrics port: no-op unless an OTLP endpoint is configured (docs/adr/0059). */
+  readonly metrics: Metrics;
 }
 
 export async function runMain(name: string, build: (ctx: MainContext) => Express): Promise<void> {
@@ -90,17 +94,19 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
           ),
         })
       : undefined;
+  const metrics = await startMetrics(name, config, logger);
   let draining = false;
   let app: Express;
   try {
     app = build({
       config,
       logger,
-      kube,
-      externalArtifacts,
+      kube: countingApiErrors(kube, metrics),
+      externalArtifacts: countingApiErrors(externalArtifacts, metrics),
       clock: systemClock,
       isReady: () => !draining,
       senderAuth,
+      metrics,
     });
   } catch (e) {
     logger.fatal(
@@ -109,10 +115,18 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
     );
     process.exit(1);
   }
-  const running = await listen(app, { port: config.port, logger });
-  exitOnSignals(running, logger, () => {
-    draining = true;
+  const running = await listen(countingDeliveries(name, app, metrics), {
+    port: config.port,
+    logger,
   });
+  exitOnSignals(
+    running,
+    logger,
+    () => {
+      draining = true;
+    },
+    () => metrics.shutdown(),
+  );
   logger.info(
     { port: running.port, mode: config.recovery.mode, auth: config.auth.mode },
     'listening',

@@ -52,11 +52,12 @@ export async function listen(
   return { server, port, close };
 }
 
-/** Wires SIGTERM/SIGINT to a graceful close, then exit. */
+/** Wires SIGTERM/SIGINT to a graceful close, then `beforeExit` (the metrics' last flush), then exit. */
 export function exitOnSignals(
   running: RunningServer,
   logger: Logger,
   onDraining: () => void,
+  beforeExit: () => Promise<void> = () => Promise.resolve(),
 ): void {
   let done = false;
   const stop = (signal: string): void => {
@@ -64,11 +65,14 @@ export function exitOnSignals(
     done = true;
     onDraining();
     logger.info({ signal }, 'shutting down');
-    void running.close().then(() => {
-      logger.info({}, 'shut down');
-      logger.flush?.();
-      process.exit(0);
-    });
+    void running
+      .close()
+      .then(() => beforeExit().catch(() => undefined))
+      .then(() => {
+        logger.info({}, 'shut down');
+        logger.flush?.();
+        process.exit(0);
+      });
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

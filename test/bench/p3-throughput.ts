@@ -23,6 +23,7 @@ import { benchCluster } from './bench-system.js';
 import { createHealthyAg } from '../support/raw-kube.js';
 import { expectResult, untilResult } from './answers.js';
 import { median } from './stats.js';
+import { metricsCostRows } from './p3-metrics.js';
 import { sized } from './smoke.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { ratioRow, REPORT_ONLY, unmeasuredRow, valueRow } from './types.js';
@@ -365,6 +366,11 @@ export const p3: BenchModule = {
   id: 'P3',
   title: 'no-op event throughput',
   async run(ctx) {
-    return [...(await detectRows(ctx)), await surfaceStalledRow(ctx), ...(await authRows(ctx))];
+    return [
+      ...(await detectRows(ctx)),
+      ...(await metricsCostRows(ctx)),
+      await surfaceStalledRow(ctx),
+      ...(await authRows(ctx)),
+    ];
   },
 };

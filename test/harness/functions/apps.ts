@@ -19,6 +19,7 @@ import type { FunctionConfig } from '../../../shared/runtime/env.js';
 import type { Logger } from '../../../shared/runtime/logger.js';
 import { createTokenReviewer } from '../../../shared/kube/token-review.js';
 import { createSenderAuth, type SenderAuth } from '../../../shared/runtime/sender-auth.js';
+import type { Metrics } from '../../../shared/runtime/metrics.js';
 
 export const FUNCTION_NAMES = [
   'detect',
@@ -61,6 +62,8 @@ export interface AppDeps {
   readonly config: FunctionConfig;
   /** Where detect posts its action events (the Broker's ingress). Required for detect. */
   readonly sinkUrl?: string;
+  /** The function's metrics port (default: none recorded). */
+  readonly metrics?: Metrics;
   /**
    * The sender check (RECOVERY_AUTH=oidc); default: senderAuthFor(config, kubeConfig), as main.ts
    * builds it (TokenReview as the function's own identity).
@@ -89,6 +92,7 @@ export function buildFunctionApp(fn: FunctionName, deps: AppDeps): Express {
       ? undefined
       : (deps.senderAuth ?? senderAuthFor(config, deps.kubeConfig, deps.requestTimeoutMs));
   const opts = senderAuth !== undefined ? { senderAuth } : {};
+  const metrics = deps.metrics !== undefined ? { metrics: deps.metrics } : {};
   switch (fn) {
     case 'detect':
       if (deps.sinkUrl === undefined) throw new Error('detect needs a sinkUrl');
@@ -100,14 +104,15 @@ export function buildFunctionApp(fn: FunctionName, deps: AppDeps): Express {
           config,
           emitter: createBrokerEmitter({ url: deps.sinkUrl }),
           followUps: createAlarmFollowUps({ kube, clock, config }),
+          ...metrics,
         },
         opts,
       );
     case 'force-drift':
-      return createForceDriftApp({ kube, clock, logger, config }, opts);
+      return createForceDriftApp({ kube, clock, logger, config, ...metrics }, opts);
     case 'surface-stalled':
       return createSurfaceStalledApp(
-        { kube, clock, logger, config, turns: createSyncTurns() },
+        { kube, clock, logger, config, turns: createSyncTurns(), ...metrics },
         opts,
       );
     case 'dead-letter':
@@ -123,6 +128,7 @@ export function buildFunctionApp(fn: FunctionName, deps: AppDeps): Express {
           clock,
           logger,
           config,
+          ...metrics,
         },
         opts,
       );

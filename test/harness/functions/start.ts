@@ -6,6 +6,12 @@ import type { KubePort } from '../../../shared/kube/port.js';
 import { systemClock, type Clock } from '../../../shared/runtime/clock.js';
 import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js';
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
+import type { Metrics } from '../../../shared/runtime/metrics.js';
+import {
+  countingApiErrors,
+  countingDeliveries,
+  startMetrics,
+} from '../../../shared/runtime/metrics-start.js';
 import type { pino } from 'pino';
 import { functionKubeConfigFor, hasOwnCredentials } from '../../support/identities.js';
 import {
@@ -54,6 +60,8 @@ export interface StartFunctionOptions {
   readonly sinkUrl?: string;
   /** The sender check; default: built from config (RECOVERY_AUTH) as main.ts does. */
   readonly senderAuth?: SenderAuth;
+  /** The metrics port, as main.ts builds it (deliveries counted, shut down on close). */
+  readonly metrics?: Metrics;
 }
 
 export interface RunningFunction extends Served {
@@ -76,7 +84,8 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
   const requestTimeoutMs = opts.requestTimeoutMs ?? 5000;
   const config = opts.config ?? testConfig(opts.env);
   const logger = opts.logger ?? createLogger({ name: opts.fn, level: 'silent' });
-  const kube = opts.kube ?? functionKubeClient(opts.fn, kubeConfig, requestTimeoutMs);
+  const client = opts.kube ?? functionKubeClient(opts.fn, kubeConfig, requestTimeoutMs);
+  const kube = opts.metrics !== undefined ? countingApiErrors(client, opts.metrics) : client;
   const senderAuth =
     opts.fn === 'dead-letter'
       ? undefined
@@ -90,9 +99,19 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
     config,
     ...(opts.sinkUrl !== undefined ? { sinkUrl: opts.sinkUrl } : {}),
     ...(senderAuth !== undefined ? { senderAuth } : {}),
+    ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
   });
-  const served = await serve(app, logger);
-  return { ...served, fn: opts.fn, kube, config, senderAuth };
+  if (opts.metrics === undefined) {
+    const served = await serve(app, logger);
+    return { ...served, fn: opts.fn, kube, config, senderAuth };
+  }
+  const metrics = opts.metrics;
+  const served = await serve(countingDeliveries(opts.fn, app, metrics), logger);
+  const close = async (): Promise<void> => {
+    await served.close();
+    await metrics.shutdown();
+  };
+  return { ...served, close, fn: opts.fn, kube, config, senderAuth };
 }
 
 /** The in-process functions the benches drive. */
@@ -203,6 +222,7 @@ async function startReplica(
     requestTimeoutMs: config.kubeRequestTimeoutMs,
     logger,
     sinkUrl: opts.brokerUrl,
+    metrics: await startMetrics(name, config, logger),
   });
   return { ...running, name, index };
 }

@@ -1,0 +1,73 @@
+// Builds a function's metrics port from its config (docs/adr/0059-otlp-metrics.md): with no OTLP
+// endpoint the no-op port, and the OpenTelemetry SDK is never imported (nothing on the cold path);
+// with one, metrics-otel.ts is imported here, once. Also the HTTP wrapper that counts every
+// delivery by outcome and flushes when it ends, so a pod that scales to zero loses nothing.
+
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { isKubeError } from '../kube/errors.js';
+import type { FunctionConfig } from './env.js';
+import type { Logger } from './logger.js';
+import { deliveryOutcome, noopMetrics, type Metrics } from './metrics.js';
+
+export async function startMetrics(
+  fn: string,
+  config: Pick<FunctionConfig, 'metricsExport'>,
+  logger: Logger,
+): Promise<Metrics> {
+  if (config.metricsExport === undefined) return noopMetrics;
+  const { createOtelMetrics } = await import('./metrics-otel.js');
+  logger.info({ url: config.metricsExport.url }, 'metrics exported over OTLP');
+  return createOtelMetrics(fn, config.metricsExport, logger);
+}
+
+/**
+ * `handler` with every CloudEvent delivery (a POST) counted by its outcome when its response
+ * ends, then a flush within a second (not awaited: the answer has gone). dead-letter's count as
+ * "dead-letter".
+ */
+export function countingDeliveries(
+  fn: string,
+  handler: RequestListener,
+  metrics: Metrics,
+): RequestListener {
+  if (metrics === noopMetrics) return handler;
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'POST') {
+      res.once('finish', () => {
+        metrics.delivery(deliveryOutcome(res.statusCode, fn === 'dead-letter'));
+        void metrics.flush();
+      });
+    }
+    handler(req, res);
+  };
+}
+
+/**
+ * `port` (a KubePort, an ExternalArtifactPort) with every call that fails with a typed
+ * Kubernetes error counted by its class; the error is rethrown unchanged.
+ */
+export function countingApiErrors<T extends object>(port: T, metrics: Metrics): T {
+  if (metrics === noopMetrics) return port;
+  return new Proxy(port, {
+    get(target, key, receiver) {
+      const value: unknown = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown => {
+        const counted = (e: unknown): never => {
+          if (isKubeError(e)) metrics.apiError(e.kind);
+          throw e;
+        };
+        try {
+          const result: unknown = Reflect.apply(
+            value as (...a: unknown[]) => unknown,
+            target,
+            args,
+          );
+          return result instanceof Promise ? result.catch(counted) : result;
+        } catch (e) {
+          return counted(e);
+        }
+      };
+    },
+  });
+}

@@ -1,0 +1,115 @@
+// The recovery's metrics port (docs/adr/0059-otlp-metrics.md): one method per thing an operator
+// counts, each with a bounded label set (an AG's namespace and name as Flux's gotk_* metrics have
+// them, a closed list of reasons; never a CloudEvent id or a message). A function gets it in its
+// deps; `noopMetrics` when no OTLP endpoint is configured (no export, no SDK loaded, no cost).
+// The OpenTelemetry implementation lives in metrics-otel.ts and is imported only when exporting.
+
+/** How a stall was found: the lost-write signal (early detection) or the time rule. */
+export type StallHow = 'lost-write' | 'time-rule';
+
+/** Deliveries a function refused: a forged owner, an unauthenticated sender, a policy denial. */
+export type RefusalReason = 'forged-owner' | 'unauthenticated' | 'policy-denied';
+
+/** What a stall ended in. */
+export type StallOutcome = 'recovered' | 'stalled';
+
+/** A delivery's outcome, from the HTTP status the function answered. */
+export type DeliveryOutcome = 'ok' | 'retry' | 'rejected' | 'dead-letter';
+
+export interface AgLabels {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface Metrics {
+  /** A stall found (detect emitted the first force action for it). */
+  stallFound(ag: AgLabels, how: StallHow): void;
+  /** A force written (force-drift), by attempt (1..5; higher ones count as "6+"). */
+  forced(ag: AgLabels, attempt: number): void;
+  /** A tracked AG became Ready again; `stalledSeconds` from the first force, when known. */
+  recovered(ag: AgLabels, stalledSeconds: number | undefined): void;
+  /** The verdict SourceWatcherStalled surfaced; `stalledSeconds` from the first force. */
+  verdict(ag: AgLabels, stalledSeconds: number | undefined): void;
+  /** An ExternalArtifact drift healed. */
+  externalArtifactHealed(ag: AgLabels): void;
+  /** A delivery refused for `reason`. */
+  refused(reason: RefusalReason): void;
+  /** Seconds from the lost write (its signal) to the first force written for it. */
+  lostWriteToForce(seconds: number): void;
+  /** Early detection could not run for `cause` (the time rule still holds). */
+  earlyDetectionDegraded(cause: string): void;
+  /** An API server call failed with `errorClass` (NotFound, Conflict, Forbidden, Transient, ...). */
+  apiError(errorClass: string): void;
+  /** A delivery ended with `outcome` (the function's name is the resource's service.name). */
+  delivery(outcome: DeliveryOutcome): void;
+  /**
+   * Export what was recorded, soon (a delivery ended: within a second, one export for every
+   * delivery ending meanwhile); resolves when sent or failed, never throws.
+   */
+  flush(): Promise<void>;
+  /** Export now and stop (SIGTERM). */
+  shutdown(): Promise<void>;
+}
+
+const nothing = (): void => {};
+const resolved = (): Promise<void> => Promise.resolve();
+
+/** Records nothing: the metrics of a function with no OTLP endpoint. */
+export const noopMetrics: Metrics = {
+  stallFound: nothing,
+  forced: nothing,
+  recovered: nothing,
+  verdict: nothing,
+  externalArtifactHealed: nothing,
+  refused: nothing,
+  lostWriteToForce: nothing,
+  earlyDetectionDegraded: nothing,
+  apiError: nothing,
+  delivery: nothing,
+  flush: resolved,
+  shutdown: resolved,
+};
+
+/** The attempt label: "1".."5", then "6+" (bounded). */
+export function attemptLabel(attempt: number): string {
+  if (!Number.isInteger(attempt) || attempt < 1) return '0';
+  return attempt <= 5 ? String(attempt) : '6+';
+}
+
+/** The delivery outcome of an HTTP status a function answered. */
+export function deliveryOutcome(status: number, deadLettered: boolean): DeliveryOutcome {
+  if (deadLettered) return 'dead-letter';
+  if (status < 300) return 'ok';
+  if (status === 429 || status >= 500) return 'retry';
+  return 'rejected';
+}
+
+/** The causes of degraded early detection that become labels; anything else is "other". */
+const DEGRADED_CAUSES = new Set([
+  'compacted',
+  'not-comparable',
+  'not-found',
+  'refused',
+  'forbidden',
+  'transient',
+  'skipped',
+]);
+
+export function degradedCauseLabel(cause: string): string {
+  return DEGRADED_CAUSES.has(cause) ? cause : 'other';
+}
+
+/** Error classes that become labels; anything else is "other". */
+const ERROR_CLASSES = new Set([
+  'NotFound',
+  'Conflict',
+  'Invalid',
+  'Forbidden',
+  'Unauthorized',
+  'Transient',
+  'Timeout',
+]);
+
+export function errorClassLabel(errorClass: string): string {
+  return ERROR_CLASSES.has(errorClass) ? errorClass : 'other';
+}
