@@ -6,9 +6,32 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { runNode } from '../harness/functions.js';
 
 /** The functions the benches run from dist/. */
 export const ENTRY_POINTS = ['detect', 'force-drift', 'surface-stalled'] as const;
+
+/** Where `npm run build` writes the functions' bundles (toolchain/bundle.mjs): what the image runs. */
+export function bundleDir(root: string): string {
+  return join(root, 'dist', 'bundle');
+}
+
+/** A function's bundled entry point, as the image has it at /app/dist/functions/NAME/main.js. */
+export function bundledMain(root: string, name: string): string {
+  return join(bundleDir(root), 'functions', name, 'main.js');
+}
+
+/**
+ * Bundles the functions as `npm run build` does (toolchain/bundle.mjs, esbuild; about a second),
+ * so that the benches run what the image runs. Returns the bundler's summary line.
+ */
+export async function buildBundles(root: string): Promise<string> {
+  const run = await runNode([join(root, 'toolchain', 'bundle.mjs')], root);
+  if (run.code !== 0) {
+    throw new Error(`toolchain/bundle.mjs exited ${run.code}:\n${(run.stdout + run.stderr).slice(-4000)}`);
+  }
+  return run.stdout.trim().split('\n').at(-1) ?? '';
+}
 
 /**
  * Compiles test/bench/echo-server.ts to an .mjs file under node_modules/.cache (ignored by git,
