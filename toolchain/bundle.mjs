@@ -10,9 +10,12 @@
 // Prints one line per output file with its size. Exit code 1 when esbuild reports an error.
 
 import { build } from 'esbuild';
+import console from 'node:console';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -112,7 +115,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   let total = 0;
   for (const [file, out] of Object.entries(outputs)) {
     total += out.bytes;
-    console.log(`bundle: ${relative(outdir, resolve(ROOT, file))} ${(out.bytes / 1024).toFixed(1)} KiB`);
+    console.log(
+      `bundle: ${relative(outdir, resolve(ROOT, file))} ${(out.bytes / 1024).toFixed(1)} KiB`,
+    );
   }
   console.log(
     `bundle: ${Object.keys(outputs).length} files, ${(total / 1048576).toFixed(2)} MiB in ${relative(ROOT, outdir)}/ (${Math.round(performance.now() - started)} ms)`,

@@ -77,7 +77,8 @@ for arch in amd64 arm64; do
     mkdir -p "$work/npm"
     (cd "$work/npm" && npm pack --silent "${pkg}@${node_version}" >/dev/null)
   fi
-  got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+  got="$(node -e 'const c = require("node:crypto"), fs = require("node:fs");
+    process.stdout.write("sha512-" + c.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$tgz")"
   if [[ "$got" != "$want" ]]; then
     echo "image: $tgz is not the ${pkg} of toolchain/package-lock.json ($got, want $want)" >&2
     rm -f "$tgz"

@@ -13,9 +13,20 @@
 //   node .ci/image/oci.mjs --work DIR --version V --revision SHA --epoch SECONDS
 //     --node-version V --debian "pkg pkg ..."
 
+import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
+import console from 'node:console';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync, renameSync } from 'node:fs';
+import {
+  existsSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  mkdirSync,
+  renameSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -78,7 +89,9 @@ function debianPackages(arch) {
   const dir = join(work, `debian-${arch}`, 'var', 'cache', 'apt', 'archives');
   const wanted = new Set(o.debian.split(' '));
   const out = [];
-  for (const f of readdirSync(dir).filter((x) => x.endsWith('.deb')).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((x) => x.endsWith('.deb'))
+    .sort()) {
     const [name, version, debArch] = f.replace(/\.deb$/, '').split('_');
     if (!wanted.has(name)) continue;
     out.push({
@@ -265,7 +278,9 @@ renameSync(tmp, archive);
 const summary = { index: indexDesc.digest, version: o.version, archive, ...sizes };
 writeFileSync(join(work, 'sizes.json'), `${JSON.stringify(summary, null, 2)}\n`);
 const mib = (n) => `${(n / 1048576).toFixed(1)} MiB`;
-console.log(`image: index ${indexDesc.digest} (${o.version}) in ${archive} (${mib(statSync(archive).size)})`);
+console.log(
+  `image: index ${indexDesc.digest} (${o.version}) in ${archive} (${mib(statSync(archive).size)})`,
+);
 for (const { arch } of ARCHES) {
   const s = sizes[arch];
   console.log(

@@ -28,7 +28,9 @@ export function bundledMain(root: string, name: string): string {
 export async function buildBundles(root: string): Promise<string> {
   const run = await runNode([join(root, 'toolchain', 'bundle.mjs')], root);
   if (run.code !== 0) {
-    throw new Error(`toolchain/bundle.mjs exited ${run.code}:\n${(run.stdout + run.stderr).slice(-4000)}`);
+    throw new Error(
+      `toolchain/bundle.mjs exited ${run.code}:\n${(run.stdout + run.stderr).slice(-4000)}`,
+    );
   }
   return run.stdout.trim().split('\n').at(-1) ?? '';
 }

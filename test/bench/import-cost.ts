@@ -90,7 +90,9 @@ function staticClosure(meta: Metafile, file: string, into = new Set<string>()): 
  * bundler's metafile (dist/bundle-meta.json). Median of RUNS.
  */
 export async function measureBundledClientImport(root: string, fn = 'detect'): Promise<ImportCost> {
-  const meta = JSON.parse(await readFile(join(root, 'dist', 'bundle-meta.json'), 'utf8')) as Metafile;
+  const meta = JSON.parse(
+    await readFile(join(root, 'dist', 'bundle-meta.json'), 'utf8'),
+  ) as Metafile;
   const main = `dist/bundle/functions/${fn}/main.js`;
   if (meta.outputs[main] === undefined) throw new Error(`the bundle has no ${main}`);
   const eager = staticClosure(meta, main);
@@ -111,7 +113,8 @@ export async function measureBundledClientImport(root: string, fn = 'detect'): P
   const samples: ImportCost[] = [];
   for (let i = 0; i < RUNS; i++) {
     const { code, stdout, stderr } = await runNode([probe, arg], root);
-    if (code !== 0) throw new Error(`the bundle import probe exited ${code}: ${stderr.slice(-2000)}`);
+    if (code !== 0)
+      throw new Error(`the bundle import probe exited ${code}: ${stderr.slice(-2000)}`);
     samples.push(JSON.parse(stdout) as ImportCost);
   }
   return {
