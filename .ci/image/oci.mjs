@@ -275,7 +275,13 @@ const archive = join(work, 'source-watcher-recovery.oci.tar');
 const tmp = `${archive}.tmp`;
 writeFileSync(tmp, tarLayer(layout, ['.'], []));
 renameSync(tmp, archive);
-const summary = { index: indexDesc.digest, version: o.version, archive, ...sizes };
+const summary = {
+  index: indexDesc.digest,
+  version: o.version,
+  revision: o.revision,
+  archive,
+  ...sizes,
+};
 writeFileSync(join(work, 'sizes.json'), `${JSON.stringify(summary, null, 2)}\n`);
 const mib = (n) => `${(n / 1048576).toFixed(1)} MiB`;
 console.log(

@@ -2,12 +2,16 @@
 // measured in fresh `node` processes (import time and the RSS it adds), median of RUNS. The bench
 // run measures it once and shares it (BenchContext.importCosts).
 
+import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { runNode } from '../harness/functions.js';
 import { benchCacheDir } from './build.js';
 import { median } from './stats.js';
+
+const exec = promisify(execFile);
 
 /** The functions' runtime dependencies, in the order a function loads them. */
 export const RUNTIME_DEPENDENCIES = ['cloudevents', '@kubernetes/client-node', 'pino', 'express'];
@@ -87,9 +91,14 @@ function staticClosure(meta: Metafile, file: string, into = new Set<string>()): 
  * What the bundled `fn` pays on its first API call, when it imports the Kubernetes client
  * (shared/kube/client.ts and config.ts, with @kubernetes/client-node as far as they use it): the
  * chunks it had not loaded at start, imported in a fresh `node` after the ones it had. Reads the
- * bundler's metafile (dist/bundle-meta.json). Median of RUNS.
+ * bundler's metafile (dist/bundle-meta.json); `env` is the bundles' (the compile cache, as the
+ * image has it). Median of RUNS.
  */
-export async function measureBundledClientImport(root: string, fn = 'detect'): Promise<ImportCost> {
+export async function measureBundledClientImport(
+  root: string,
+  env: Readonly<Record<string, string>>,
+  fn = 'detect',
+): Promise<ImportCost> {
   const meta = JSON.parse(
     await readFile(join(root, 'dist', 'bundle-meta.json'), 'utf8'),
   ) as Metafile;
@@ -112,9 +121,10 @@ export async function measureBundledClientImport(root: string, fn = 'detect'): P
   const arg = JSON.stringify([[...eager].map(url), [...late].map(url)]);
   const samples: ImportCost[] = [];
   for (let i = 0; i < RUNS; i++) {
-    const { code, stdout, stderr } = await runNode([probe, arg], root);
-    if (code !== 0)
-      throw new Error(`the bundle import probe exited ${code}: ${stderr.slice(-2000)}`);
+    const { stdout } = await exec(process.execPath, [probe, arg], {
+      cwd: root,
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+    });
     samples.push(JSON.parse(stdout) as ImportCost);
   }
   return {

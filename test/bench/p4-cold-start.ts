@@ -31,7 +31,10 @@ export const p4: BenchModule = {
     const imports = await ctx.importCosts();
     const clientNode = imports['@kubernetes/client-node'];
     // What the bundled detect pays for the client on its cold path (its first API call).
-    const bundledClient = await measureBundledClientImport(ctx.root);
+    const bundledClient = await measureBundledClientImport(
+      ctx.root,
+      (await ctx.scripts()).detectEnv,
+    );
     const wake = await measureResyncWake(ctx, 'bench-p4', wakeRuns());
     const wakeMs = wake.samples.map((x) => x.ms);
     ctx.log(`  resync wake-up: ${round(wakeMs).join(' ')} ms`);

@@ -42,6 +42,8 @@ export interface BenchContext {
 export interface BenchScripts {
   /** The bundled detect (dist/bundle/functions/detect/main.js): what the image runs. */
   readonly detect: string;
+  /** Added to the bundled functions' environment: the compile cache, as the image has it. */
+  readonly detectEnv: Readonly<Record<string, string>>;
   /** The bundled surface-stalled, likewise. */
   readonly surfaceStalled: string;
   /** The echo baseline (the SDK's HTTP.toEvent), compiled to .mjs: P4 and P7's baseline. */
