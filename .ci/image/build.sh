@@ -177,20 +177,26 @@ for arch in amd64 arm64; do
     # The compile cache as the image's own node writes it for /app/dist (the cache is keyed by
     # path and content): every module loaded once, with a config the functions refuse, so that
     # each exits after loading its code. Chunks the functions load later are imported directly.
+    # Node keys the cache by the user too (v<node>-<arch>-<flags hash>-<uid>): warm it as 65532,
+    # the user the Services run as. The files still go into the layer owned by root, read-only.
     mkdir -p "$root/app/.cache/node-compile-cache"
+    chown 65532:65532 "$root/app/.cache/node-compile-cache"
+    cache_env=(env -i NODE_COMPILE_CACHE=/app/.cache/node-compile-cache)
+    as_nonroot=("$chroot" --userspec=65532:65532 "$root")
     for fn in "$work"/bundle/functions/*/; do
       fn="$(basename "$fn")"
-      env -i NODE_COMPILE_CACHE=/app/.cache/node-compile-cache PORT=not-a-port \
-        "$chroot" "$root" /usr/local/bin/node "/app/dist/functions/$fn/main.js" >/dev/null 2>&1 || true
+      "${cache_env[@]}" PORT=not-a-port "${as_nonroot[@]}" /usr/local/bin/node \
+        "/app/dist/functions/$fn/main.js" >/dev/null 2>&1 || true
     done
-    env -i NODE_COMPILE_CACHE=/app/.cache/node-compile-cache "$chroot" "$root" /usr/local/bin/node \
+    "${cache_env[@]}" "${as_nonroot[@]}" /usr/local/bin/node \
       --input-type=module -e '
         import { readdirSync } from "node:fs";
         for (const f of readdirSync("/app/dist/chunks")) await import(`/app/dist/chunks/${f}`);'
-    if [[ -z "$(find "$root/app/.cache/node-compile-cache" -type f | head -1)" ]]; then
+    if [[ -z "$(find "$root/app/.cache/node-compile-cache" -path '*-65532/*' -type f | head -1)" ]]; then
       echo "image: the compile cache came out empty" >&2
       exit 1
     fi
+    chown -R 0:0 "$root/app/.cache"
   fi
   # The image's own node, run in its root: it must load with the libraries found above.
   if [[ "$arch" == amd64 && "$(uname -m)" == x86_64 ]]; then
