@@ -196,7 +196,19 @@ for arch in amd64 arm64; do
       echo "image: the compile cache came out empty" >&2
       exit 1
     fi
+    # Node writes the entries 0600; the layer has them root-owned and readable by all.
     chown -R 0:0 "$root/app/.cache"
+    chmod -R a+rX,go-w "$root/app/.cache"
+    # Read back as 65532, as a Service starts: every module's cache entry must be accepted.
+    check="$("${cache_env[@]}" NODE_DEBUG_NATIVE=COMPILE_CACHE PORT=not-a-port "${as_nonroot[@]}" \
+      /usr/local/bin/node /app/dist/functions/detect/main.js 2>&1 || true)"
+    if grep -q 'was accepted' <<<"$check" && ! grep -iE '^\[compile cache\].*(denied|mismatch|rejected)' <<<"$check" >/dev/null; then
+      echo "image: compile cache: $(grep -c 'was accepted' <<<"$check") modules of detect read from it as 65532"
+    else
+      echo "image: the compile cache is not read as 65532:" >&2
+      grep 'compile cache' <<<"$check" | head -20 >&2
+      exit 1
+    fi
   fi
   # The image's own node, run in its root: it must load with the libraries found above.
   if [[ "$arch" == amd64 && "$(uname -m)" == x86_64 ]]; then
