@@ -11,6 +11,7 @@
 
 import { build } from 'esbuild';
 import console from 'node:console';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -20,14 +21,11 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Every function the image runs (knative/ has one Service each). */
-export const FUNCTIONS = [
-  'detect',
-  'force-drift',
-  'surface-stalled',
-  'dead-letter',
-  'heal-external-artifacts',
-];
+/** Every function (functions/NAME/main.ts): knative/ has one Service each, the image runs them all. */
+export const FUNCTIONS = readdirSync(join(ROOT, 'functions'), { withFileTypes: true })
+  .filter((e) => e.isDirectory() && existsSync(join(ROOT, 'functions', e.name, 'main.ts')))
+  .map((e) => e.name)
+  .sort();
 
 // express, pino and their dependencies are CommonJS and call require() on Node's built-ins; an
 // ESM bundle has no require, so give it Node's.
