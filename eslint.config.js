@@ -32,7 +32,9 @@ const nodeBuiltins = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'test/apiserver/.cache/**'] },
+  {
+    ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'test/apiserver/.cache/**', '.cache/**'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

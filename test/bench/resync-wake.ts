@@ -42,7 +42,12 @@ export async function measureResyncWake(
     const samples: WakeSample[] = [];
     // The resync PingSource's event (no data), in binary mode.
     const ping = HTTP.binary(resyncPing({}));
-    const env = { KUBECONFIG: server.kubeconfigPath, K_SINK: `${sink.url}/`, LOG_LEVEL: 'warn' };
+    const env = {
+      KUBECONFIG: server.kubeconfigPath,
+      K_SINK: `${sink.url}/`,
+      LOG_LEVEL: 'warn',
+      ...scripts.detectEnv,
+    };
     for (let i = 0; i < runs; i++) {
       const detect = await spawnServer(scripts.detect, env);
       try {

@@ -12,7 +12,14 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { startBenchApiServer, type StartedApiServer } from './bench-apiserver.js';
-import { buildEchoServer, buildParseEchoServer, ENTRY_POINTS } from './build.js';
+import {
+  buildBundles,
+  buildEchoServer,
+  buildParseEchoServer,
+  bundledMain,
+  ENTRY_POINTS,
+  warmCompileCache,
+} from './build.js';
 import { measureImportCosts, type ImportCost } from './import-cost.js';
 import { p1, p2 } from './p1-p2-e2e.js';
 import { p3 } from './p3-throughput.js';
@@ -22,7 +29,8 @@ import { p6 } from './p6-sweep.js';
 import { p7 } from './p7-memory.js';
 import { p8 } from './p8-early-detection.js';
 import { p9 } from './p9-storm.js';
-import { builtMain, ensureBuilt, killAllServers } from '../harness/functions.js';
+import { image } from './image-size.js';
+import { ensureBuilt, killAllServers } from '../harness/functions.js';
 import { SMOKE_ENV } from './smoke.js';
 import { loadSummary } from './stats.js';
 import { renderMarkdown, renderTable } from './table.js';
@@ -32,7 +40,7 @@ import { unmeasuredRow } from './types.js';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** In issue order. */
-export const MODULES: readonly BenchModule[] = [p1, p2, p3, p4, p5, p6, p7, p8, p9];
+export const MODULES: readonly BenchModule[] = [p1, p2, p3, p4, p5, p6, p7, p8, p9, image];
 
 interface Args {
   only: Set<string> | undefined;
@@ -155,9 +163,12 @@ async function main(): Promise<number> {
     scripts() {
       scripts ??= (async () => {
         await ensureBuilt({ log, typeErrors: 'warn', entryPoints: ENTRY_POINTS });
+        // The functions run as the image runs them: bundled (docs/adr/0058).
+        log(await buildBundles(ROOT));
         return {
-          detect: builtMain('detect'),
-          surfaceStalled: builtMain('surface-stalled'),
+          detectEnv: await warmCompileCache(ROOT),
+          detect: bundledMain(ROOT, 'detect'),
+          surfaceStalled: bundledMain(ROOT, 'surface-stalled'),
           echo: await buildEchoServer(ROOT),
           parseEcho: await buildParseEchoServer(ROOT),
         };

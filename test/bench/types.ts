@@ -29,7 +29,7 @@ export interface BenchRow {
 export interface BenchContext {
   /** Absolute path of the repository root. */
   readonly root: string;
-  /** dist/ built and fresh, the echo baseline compiled: the scripts to run with `node`. */
+  /** dist/ and the bundles built and fresh, the baselines compiled: the scripts to run with `node`. */
   scripts(): Promise<BenchScripts>;
   /** The shared test API server, started on first use; rejects when it cannot start. */
   apiServer(): Promise<BenchApiServer>;
@@ -40,7 +40,11 @@ export interface BenchContext {
 }
 
 export interface BenchScripts {
+  /** The bundled detect (dist/bundle/functions/detect/main.js): what the image runs. */
   readonly detect: string;
+  /** Added to the bundled functions' environment: the compile cache, as the image has it. */
+  readonly detectEnv: Readonly<Record<string, string>>;
+  /** The bundled surface-stalled, likewise. */
   readonly surfaceStalled: string;
   /** The echo baseline (the SDK's HTTP.toEvent), compiled to .mjs: P4 and P7's baseline. */
   readonly echo: string;
