@@ -14,6 +14,9 @@ export default defineConfig({
           name: 'unit',
           sequence: { groupOrder: 0 },
           include: ['test/unit/**/*.test.ts'],
+          // The alert rules' tests run promtool (built from the Go module on first use).
+          globalSetup: ['test/setup/prometheus-global-setup.ts'],
+          hookTimeout: 1_800_000,
         },
       },
       {
@@ -34,7 +37,10 @@ export default defineConfig({
           // Suites that share the one API server run one project after another.
           sequence: { groupOrder: 2 },
           include: ['test/e2e/**/*.test.ts'],
-          globalSetup: ['test/setup/apiserver-global-setup.ts'],
+          globalSetup: [
+            'test/setup/apiserver-global-setup.ts',
+            'test/setup/prometheus-global-setup.ts',
+          ],
           testTimeout: 180_000,
           hookTimeout: 600_000,
           fileParallelism: false,
@@ -46,7 +52,10 @@ export default defineConfig({
           // Suites that share the one API server run one project after another.
           sequence: { groupOrder: 3 },
           include: ['test/reliability/**/*.test.ts'],
-          globalSetup: ['test/setup/apiserver-global-setup.ts'],
+          globalSetup: [
+            'test/setup/apiserver-global-setup.ts',
+            'test/setup/prometheus-global-setup.ts',
+          ],
           testTimeout: 300_000,
           hookTimeout: 600_000,
           fileParallelism: false,
