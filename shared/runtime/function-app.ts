@@ -139,14 +139,17 @@ async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions
   const log = lazyChild(opts.logger, { ceId: event.id, ceType: event.type });
   // One signal per delivery: its deadline, or its client closing the connection (the Broker's
   // dispatcher does when it gives up). Every call the handler makes reads it (delivery.ts).
+  // One controller aborted by either cause (no AbortSignal.any: its composite signals are kept
+  // by Node longer than a delivery, which grew the heap by about 12 KiB per delivery).
+  const aborter = new AbortController();
   const deadline = opts.deadline?.clock.deadline(opts.deadline.ms);
-  const closed = new AbortController();
+  const onDeadline = (): void => aborter.abort(deadline?.signal.reason);
+  deadline?.signal.addEventListener('abort', onDeadline, { once: true });
   const onClose = (): void => {
-    if (!res.writableFinished) closed.abort(new ClientClosedError());
+    if (!res.writableFinished) aborter.abort(new ClientClosedError());
   };
   res.once('close', onClose);
-  const signal =
-    deadline === undefined ? closed.signal : AbortSignal.any([deadline.signal, closed.signal]);
+  const signal = aborter.signal;
   const delivery: Delivery = { signal };
   const ended = new Promise<{ aborted: true }>((resolve) => {
     if (signal.aborted) resolve({ aborted: true });
@@ -159,6 +162,8 @@ async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions
   // Aborted: answer now; the handler unwinds on its own (its calls fail without a request).
   const settled = await Promise.race([work, ended]);
   deadline?.clear();
+  deadline?.signal.removeEventListener('abort', onDeadline);
+  res.off('close', onClose);
   let outcome: Outcome;
   if ('aborted' in settled || signal.aborted) {
     outcome = abortedOutcome(signal);
@@ -174,7 +179,7 @@ async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions
       {
         result: outcome.result,
         deadlineMs: opts.deadline?.ms,
-        clientClosed: closed.signal.aborted,
+        clientClosed: signal.reason instanceof ClientClosedError,
       },
       'delivery aborted',
     );

@@ -23,6 +23,7 @@ import {
   psReady,
   readAlarm,
   report,
+  senderAuthSystem,
   startSystem,
 } from './scenario-kit.js';
 import { readEa, setDigestByHand } from './external-artifacts.js';
@@ -93,7 +94,12 @@ async function leftByHand(system: System, name: string): Promise<void> {
 describe('e2e: RBAC from behaviour', () => {
   it('every call each function makes is allowed by its role, and every rule is used', async () => {
     // The simulator generates ExternalArtifacts, so heal-external-artifacts has work (below).
-    const system = await startSystem({ sourceWatcher: { externalArtifacts: true } });
+    // Sender authentication on (knative/overlays/sender-auth), so the TokenReview grant every
+    // install carries is used too.
+    const system = await startSystem({
+      sourceWatcher: { externalArtifacts: true },
+      ...senderAuthSystem(),
+    });
     // stuck -> forced -> recovered
     const healed = await createPair(system, { lose: { times: 1 }, prefix: 'healed' });
     // source-watcher never records a verdict -> SourceWatcherStalled

@@ -8,10 +8,16 @@ import {
   renderKustomize,
   rulesAllowing,
   RECOVERY_NAMESPACE,
+  type K8sObject,
 } from '../support/manifests.js';
 import { CLIENTS, requestOf } from '../support/rbac-calls.js';
 import type { LossRule } from '../harness/source-watcher-sim/index.js';
-import { createSystem, type System, type SystemOptions } from '../harness/system.js';
+import {
+  createSystem,
+  type FunctionName,
+  type System,
+  type SystemOptions,
+} from '../harness/system.js';
 import {
   createArtifactGenerator,
   createOwnedPair,
@@ -114,6 +120,39 @@ export async function startSystem(
   });
   running.push(system);
   return system;
+}
+
+let senderAuthRender: K8sObject[] | undefined;
+const senderAuthRendered = (): K8sObject[] =>
+  (senderAuthRender ??= renderKustomize('knative/overlays/sender-auth'));
+
+/** recovery-config's data as knative/overlays/sender-auth renders it. */
+export function senderAuthConfigData(): Record<string, string> | undefined {
+  const cm = senderAuthRendered().find(
+    (o) => o.kind === 'ConfigMap' && o.metadata.name === 'recovery-config',
+  ) as (K8sObject & { data?: Record<string, string> }) | undefined;
+  return cm?.data;
+}
+
+/** A Service's own `env:` as knative/overlays/sender-auth renders it. */
+function senderAuthServiceEnv(name: FunctionName): Record<string, string> {
+  const svc = senderAuthRendered().find(
+    (o) =>
+      o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1' && o.metadata.name === name,
+  ) as {
+    spec?: { template?: { spec?: { containers?: { env?: { name: string; value: string }[] }[] } } };
+  };
+  const env = svc?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+  return Object.fromEntries(env.map((e) => [e.name, e.value]));
+}
+
+/**
+ * The system options of an install with sender authentication on (docs/adr/0056): Eventing's
+ * OIDC as the Knative emulation plays it, the functions configured as
+ * knative/overlays/sender-auth ships them.
+ */
+export function senderAuthSystem(): Pick<SystemOptions, 'oidc' | 'env' | 'envOf'> {
+  return { oidc: true, env: { RECOVERY_AUTH: 'oidc' }, envOf: senderAuthServiceEnv };
 }
 
 export async function resetWorld(): Promise<void> {

@@ -6,8 +6,6 @@
 // ServiceAccounts. A lost Ready write is forced, rebuilt and reported, and no delivery is refused.
 
 import { describe, expect, it } from 'vitest';
-import { renderKustomize, type K8sObject } from '../support/manifests.js';
-import type { FunctionName } from '../harness/system.js';
 import {
   MINUTE,
   createPair,
@@ -15,36 +13,16 @@ import {
   readPackageSource,
   readyCondition,
   report,
+  senderAuthConfigData,
+  senderAuthSystem,
   startSystem,
   trackingCleared,
 } from './scenario-kit.js';
 
-const rendered = renderKustomize('knative/overlays/sender-auth');
-const configData = (
-  rendered.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'recovery-config') as
-    (K8sObject & { data: Record<string, string> }) | undefined
-)?.data;
-
-/** A Service's own `env:` as knative/overlays/sender-auth renders it. */
-function serviceEnv(name: FunctionName): Record<string, string> {
-  const svc = rendered.find(
-    (o) =>
-      o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1' && o.metadata.name === name,
-  ) as {
-    spec?: { template?: { spec?: { containers?: { env?: { name: string; value: string }[] }[] } } };
-  };
-  const env = svc?.spec?.template?.spec?.containers?.[0]?.env ?? [];
-  return Object.fromEntries(env.map((e) => [e.name, e.value]));
-}
-
 describe('e2e: sender authentication on', () => {
   it('a lost Ready write is recovered with every delivery authenticated, one TokenReview per token', async () => {
-    expect(configData?.RECOVERY_AUTH).toBe('oidc');
-    const system = await startSystem({
-      oidc: true,
-      env: { RECOVERY_AUTH: 'oidc' },
-      envOf: serviceEnv,
-    });
+    expect(senderAuthConfigData()?.['RECOVERY_AUTH']).toBe('oidc');
+    const system = await startSystem(senderAuthSystem());
     const pair = await createPair(system, { lose: { times: 1 } });
 
     await system.runUntil(() => system.progress.of(pair.key).recoveries.length > 0, {
