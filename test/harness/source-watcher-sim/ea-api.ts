@@ -20,6 +20,8 @@ const EA_GROUP = 'source.toolkit.fluxcd.io';
 const EA_VERSION = 'v1';
 const EA_RESOURCE = { group: EA_GROUP, version: EA_VERSION, plural: 'externalartifacts' };
 const GENERATOR_LABEL = 'source.extensions.fluxcd.io/generator';
+/** source-watcher v2.1.0 labels every ExternalArtifact it generates with both (its ControllerName). */
+const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 
 const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 /** apiVersion and kind of every object applied (server-side apply needs them in the body). */
@@ -101,7 +103,10 @@ export class EaApi {
           force: true,
           body: {
             ...TYPE_META,
-            metadata: { ...meta, labels: { [GENERATOR_LABEL]: gen.uid } },
+            metadata: {
+              ...meta,
+              labels: { [MANAGED_BY_LABEL]: FIELD_MANAGER, [GENERATOR_LABEL]: gen.uid },
+            },
             spec: {
               sourceRef: {
                 apiVersion: `${GROUP}/${VERSION}`,

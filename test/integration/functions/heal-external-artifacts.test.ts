@@ -106,7 +106,13 @@ async function applyAsSourceWatcher(
       body: {
         apiVersion: 'source.toolkit.fluxcd.io/v1',
         kind: EA_KIND,
-        metadata: { ...meta, labels: { [LABEL_GENERATOR]: ag.metadata?.uid ?? '' } },
+        metadata: {
+          ...meta,
+          labels: {
+            'app.kubernetes.io/managed-by': 'source-watcher',
+            [LABEL_GENERATOR]: ag.metadata?.uid ?? '',
+          },
+        },
         spec: {
           sourceRef: {
             apiVersion: 'source.extensions.fluxcd.io/v1beta1',
