@@ -10,7 +10,7 @@
 // only come from the policy.
 
 import https from 'node:https';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { AG_API_VERSION, PS_API_VERSION } from '../../shared/core/types.js';
 import { makeArtifactGenerator, makePackageSource } from '../support/fixture-objects.js';
 import { renderKustomize, type K8sObject } from '../support/manifests.js';
