@@ -52,6 +52,9 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
   let emitsSkipped = 0;
   let repeatsSkipped = 0;
   let incomplete: 'budget' | 'list-failed' | undefined;
+  // Every namespace in one list, or each of RECOVERY_NAMESPACES in turn (knative/overlays/scoped).
+  const scopes: readonly (string | undefined)[] = deps.config.namespaces ?? [undefined];
+  let scope = 0;
   let continueToken: string | undefined;
   do {
     if (elapsed() >= budgetMs) {
@@ -62,8 +65,10 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
     // with the API server for the same CPUs and made the sweep slower, not faster (P6, ADR 0027).
     let page: ListPage<ArtifactGenerator>;
     try {
+      const namespace = scopes[scope];
       page = await deps.kube.listArtifactGenerators({
         limit: SWEEP_PAGE_SIZE,
+        ...(namespace !== undefined ? { namespace } : {}),
         ...(continueToken !== undefined ? { continueToken } : {}),
       });
     } catch (e) {
@@ -73,6 +78,7 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
       break;
     }
     continueToken = page.continueToken;
+    if (continueToken === undefined) scope++;
     const now = deps.clock.now();
     for (const ag of page.items) {
       listed++;
@@ -118,7 +124,7 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
         emitFailures++;
       }
     }
-  } while (continueToken !== undefined && incomplete === undefined);
+  } while (scope < scopes.length && incomplete === undefined);
 
   const summary = {
     listed,

@@ -41,6 +41,11 @@ export interface FunctionConfig {
   readonly heal: {
     readonly enabled: boolean;
   };
+  /**
+   * RECOVERY_NAMESPACES (comma-separated; knative/overlays/scoped, docs/adr/0055): the only
+   * namespaces detect's sweep lists, one by one. Absent: every namespace, in one list.
+   */
+  readonly namespaces?: readonly string[];
 }
 
 /** SWEEP_BUDGET_MS's default: 150 s of calls, + one call in flight + the alarm's, < 300 s. */
@@ -136,6 +141,17 @@ export function loadConfig(
     errors.push(`RECOVERY_HEAL_EXTERNAL_ARTIFACTS="${healText}": expected on or off`);
   }
 
+  const namespacesText = text('RECOVERY_NAMESPACES');
+  const namespaces =
+    namespacesText === undefined
+      ? undefined
+      : [...new Set(namespacesText.split(',').map((n) => n.trim()))];
+  if (namespaces !== undefined && !namespaces.every(isDns1123Label)) {
+    errors.push(
+      `RECOVERY_NAMESPACES="${namespacesText ?? ''}": expected namespace names separated by commas`,
+    );
+  }
+
   if (errors.length > 0 || recovery === undefined) {
     throw new ConfigError(errors);
   }
@@ -152,6 +168,7 @@ export function loadConfig(
     sweepBudgetMs,
     events: { reportingInstance, writeTimeoutMs: eventWriteTimeoutMs },
     heal: { enabled: healText === 'on' },
+    ...(namespaces !== undefined ? { namespaces } : {}),
   };
 }
 
