@@ -6,6 +6,7 @@ import type { KubePort } from '../../shared/kube/port.js';
 import type { HistoryNotices } from '../../shared/runtime/history-notices.js';
 import type { PreviousVersions } from '../../shared/runtime/previous-versions.js';
 import type { RecentActions } from './recent-actions.js';
+import type { SweepResumes } from './sweep-resume.js';
 
 /** Exact follow-ups without timers: detect programs a PingSource to fire when an AG is due. */
 export interface FollowUps {
@@ -31,4 +32,6 @@ export interface DetectRuntime extends DetectDeps {
   readonly previousVersions: PreviousVersions;
   /** The actions emitted moments ago, not repeated (docs/adr/0047). */
   readonly recentActions: RecentActions;
+  /** Where incomplete sweeps stopped, for their redeliveries (docs/adr/0057). */
+  readonly sweepResumes: SweepResumes;
 }

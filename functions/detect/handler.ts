@@ -45,7 +45,8 @@ export async function handleDetect(
     case APISERVER_REF_DELETE:
       return ignored('delete');
     case PING:
-      return sweep(log, deps);
+      // A redelivery of this ping resumes an incomplete sweep (ADR 57).
+      return sweep(log, deps, `${event.source} ${event.id}`);
     default:
       log.debug({ type: event.type }, 'event type ignored');
       return ignored('unknown-type');

@@ -9,12 +9,17 @@
 // - history reads are a bonus, never the cost of the sweep: at most SWEEP_HISTORY_MAX_READS, none
 //   after a fifth of the budget, and none after the first one that failed transiently (the time
 //   rule covers those AGs); every page is still evaluated;
-// - the clock is read per page, so a slow sweep does not decide with a stale `now`;
+// - the clock is read per page, so a slow sweep does not decide with a stale `now`; the budget is
+//   measured on the monotonic clock, so a wall-clock step neither stretches nor cuts it;
+// - an incomplete sweep keeps where it stopped (sweep-resume.ts): the redelivery of the same ping
+//   on this replica lists from the first page not yet fully acted on; an expired continue token
+//   (410) starts over from the first page (docs/adr/0057);
 // - a revision whose previous version the process already read costs no request and no budget
 //   (shared/runtime/previous-versions.ts).
 
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import type { ListPage } from '../../shared/kube/port.js';
+import { DEFAULT_SWEEP_PAGE_SIZE } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
 import { EmitError } from '../../shared/runtime/outcome.js';
@@ -24,8 +29,10 @@ import type { DetectRuntime } from './deps.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import { errorSummary } from '../../shared/runtime/function-app.js';
 import { emitAction, evaluate, wantsHistory, type Evaluation } from './evaluate.js';
+import type { SweepPosition } from './sweep-resume.js';
 
-export const SWEEP_PAGE_SIZE = 500;
+/** The sweep's page size unless SWEEP_PAGE_SIZE says otherwise (config.sweepPageSize). */
+export const SWEEP_PAGE_SIZE = DEFAULT_SWEEP_PAGE_SIZE;
 /** History reads per sweep at the most. */
 export const SWEEP_HISTORY_MAX_READS = 100;
 /** History reads stop after this share of the sweep's budget. */
@@ -41,22 +48,39 @@ interface Spend {
   historyTrouble: boolean;
 }
 
-export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> {
+/**
+ * Sweeps every AG. `resumeKey` names the delivery (the ping's source and id): an incomplete sweep
+ * keeps its position under it, and a redelivery under the same key resumes there.
+ */
+export async function sweep(
+  log: Logger,
+  deps: DetectRuntime,
+  resumeKey?: string,
+): Promise<Outcome> {
   const budgetMs = deps.config.sweepBudgetMs;
-  const spend: Spend = { startedAt: deps.clock.now(), historyReads: 0, historyTrouble: false };
-  const elapsed = (): number => deps.clock.now() - spend.startedAt;
-  let earliest: number | null = null;
-  let listed = 0;
+  const clock = deps.clock;
+  const spend: Spend = { startedAt: clock.monotonicMs(), historyReads: 0, historyTrouble: false };
+  const elapsed = (): number => clock.monotonicMs() - spend.startedAt;
+  const resumed =
+    resumeKey !== undefined ? deps.sweepResumes.take(resumeKey, clock.monotonicMs()) : undefined;
+  let earliest: number | null = resumed?.earliest ?? null;
+  let listed = resumed?.listed ?? 0;
   let emitted = 0;
   let emitFailures = 0;
   let emitsSkipped = 0;
   let repeatsSkipped = 0;
+  let pages = 0;
+  let restarted = false;
   let incomplete: 'budget' | 'list-failed' | undefined;
+  let continueToken: string | undefined = resumed?.continueToken;
   // Every namespace in one list, or each of RECOVERY_NAMESPACES in turn (knative/overlays/scoped).
   const scopes: readonly (string | undefined)[] = deps.config.namespaces ?? [undefined];
-  let scope = 0;
-  let continueToken: string | undefined;
-  do {
+  let scope = resumed?.scope ?? 0;
+  // Where a redelivery would go on: after the last page of an unbroken run of pages fully acted on
+  // (every action sent), from this delivery's start.
+  let settled: SweepPosition | undefined = resumed;
+  let unbroken = true;
+  for (;;) {
     if (elapsed() >= budgetMs) {
       incomplete = 'budget';
       break;
@@ -67,18 +91,31 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
     try {
       const namespace = scopes[scope];
       page = await deps.kube.listArtifactGenerators({
-        limit: SWEEP_PAGE_SIZE,
+        limit: deps.config.sweepPageSize,
         ...(namespace !== undefined ? { namespace } : {}),
         ...(continueToken !== undefined ? { continueToken } : {}),
       });
     } catch (e) {
       if (!isKubeError(e)) throw e;
+      if (continueToken !== undefined && e.statusCode === 410 && !restarted) {
+        // The continue token expired (compacted): what it pinned is gone. Start over.
+        log.warn({ err: errorSummary(e), listed }, 'sweep continue token expired; starting over');
+        restarted = true;
+        continueToken = undefined;
+        scope = 0;
+        earliest = null;
+        listed = 0;
+        settled = undefined;
+        unbroken = true;
+        continue;
+      }
       log.warn({ err: errorSummary(e), listed }, 'sweep list failed');
       incomplete = 'list-failed';
       break;
     }
+    pages++;
+    const pageFaults = emitFailures + emitsSkipped;
     continueToken = page.continueToken;
-    if (continueToken === undefined) scope++;
     const now = deps.clock.now();
     for (const ag of page.items) {
       listed++;
@@ -124,7 +161,14 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
         emitFailures++;
       }
     }
-  } while (scope < scopes.length && incomplete === undefined);
+    if (unbroken && emitFailures + emitsSkipped === pageFaults && continueToken !== undefined) {
+      settled = { continueToken, earliest, listed, ...(deps.config.namespaces ? { scope } : {}) };
+    } else {
+      unbroken = false;
+    }
+    if (incomplete !== undefined) break;
+    if (continueToken === undefined && ++scope >= scopes.length) break;
+  }
 
   const summary = {
     listed,
@@ -134,7 +178,17 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
     repeatsSkipped,
     historyReads: spend.historyReads,
     earliestDue: earliest,
-    elapsedMs: elapsed(),
+    elapsedMs: Math.round(elapsed()),
+    pages,
+    resumed: resumed !== undefined,
+    restarted,
+  };
+  // Any answer but 200 is redelivered: keep where the redelivery can go on (nothing to keep when
+  // the first page of this delivery was not fully acted on).
+  const keep = (): void => {
+    if (resumeKey !== undefined && settled !== undefined) {
+      deps.sweepResumes.keep(resumeKey, settled, clock.monotonicMs());
+    }
   };
   if (incomplete !== undefined) {
     // The AGs not evaluated may be due sooner than anything seen: the alarm may only move earlier,
@@ -147,12 +201,17 @@ export async function sweep(log: Logger, deps: DetectRuntime): Promise<Outcome> 
         log.warn({ err: errorSummary(e) }, 'follow-up not armed');
       }
     }
+    keep();
     log.warn({ ...summary, incomplete }, 'sweep incomplete');
     return retryLater(`sweep-${incomplete}`);
   }
   await deps.followUps.settle(earliest, log);
   log.info(summary, 'sweep done');
-  return emitFailures > 0 ? retryLater('emit-failed') : handled('swept');
+  if (emitFailures > 0) {
+    keep();
+    return retryLater('emit-failed');
+  }
+  return handled('swept');
 }
 
 function isKept(ag: ArtifactGenerator, deps: DetectRuntime): boolean {

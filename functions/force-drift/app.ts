@@ -15,6 +15,7 @@ export function createApp(deps: ForceDriftDeps, opts: { isReady?: () => boolean 
   };
   return createFunctionApp({
     logger: deps.logger,
+    deadline: { clock: deps.clock, ms: deps.config.deliveryDeadlineMs },
     handle: (event, log) => handleForceDrift(event, log, runtime),
     ...(opts.isReady ? { isReady: opts.isReady } : {}),
   });

@@ -1,15 +1,19 @@
-// Read, decide, write for one AG. Round 0 reads from the API server's cache (the no-op path: at
-// most two cached reads, no write); a heal is confirmed on fresh reads before anything is
-// written, and after a failed precondition every read is fresh. Writes:
-// delete a drifted ExternalArtifact whose digest another field manager owns (uid and
-// resourceVersion preconditions), then bump requestedAt with the AG's resourceVersion as
-// precondition, so replicas and redeliveries bump at most once per drift.
+// Read, decide, write for one AG. Round 0 reads from the API server's cache, with the event's
+// object laid over the list (the no-op path: a cached get and one cached list per namespace, no
+// write); a heal is confirmed on fresh reads alone (the event's object is not used again: a
+// forged one cannot make a heal) before anything is written, and after a failed precondition
+// every read is fresh. Writes: delete a drifted ExternalArtifact whose digest another field
+// manager owns (uid and resourceVersion preconditions) when source-watcher can re-create it, then
+// bump requestedAt with the AG's resourceVersion as precondition, so replicas and redeliveries
+// bump at most once per drift (docs/adr/0038, docs/adr/0054).
 
 import {
   ANNOTATION_REQUESTED_AT,
   decideHeal,
+  externalArtifactNamespaces,
   generatorSelector,
   notSettled,
+  recreateIdentityFor,
   requestedAtFor,
   withObserved,
   type AgRef,
@@ -27,6 +31,7 @@ export type HealResult =
   | 'observed'
   | 'gone'
   | 'other-generator'
+  | 'cannot-recreate'
   | Extract<HealDecision, { kind: 'leave' }>['why']
   | 'conflict';
 
@@ -58,16 +63,30 @@ export async function healGenerator(
     const blocked = notSettled(ag, true);
     if (blocked !== null && blocked !== 'request-pending') return blocked;
 
-    const listed = await listAll(uid, cached, deps);
-    const decision = decideHeal(ag, withObserved(listed, observed, deleted));
+    const namespaces = externalArtifactNamespaces(ag);
+    const listed = await listAll(uid, namespaces, cached, deps);
+    // The event's object only on the cached round, where it stands in for a lagging cache.
+    const overlay = cached && namespaces.includes(observed.metadata?.namespace ?? '');
+    const decision = decideHeal(ag, overlay ? withObserved(listed, observed, deleted) : listed);
+    // Decided on the cache: a heal, or an object that does not look source-watcher's (an event
+    // copy may lack managedFields), is confirmed on fresh reads before anything is written.
+    if (cached && (decision.kind === 'heal' || decision.why === 'not-ours')) continue;
     if (decision.kind === 'leave') {
       log.debug({ why: decision.why, round }, 'left alone');
       return decision.why;
     }
-    // Decided on the cache: confirm on fresh reads before writing anything (a lagging cache, or
-    // an event copy without managedFields, must not make an honest build look foreign).
-    if (cached) continue;
     const drift = decision.drift.map((d) => `${d.kind} ${d.namespace}/${d.name}`);
+    const left = await unrecreatable(ag, decision, deps);
+    if (left.length > 0) {
+      log.warn({ drift, left }, 'ExternalArtifact drift left: source-watcher cannot re-create');
+      await record(ag, {
+        kind: 'heal-left',
+        drift,
+        left,
+        stamp: decision.recreate.map((t) => `${t.uid}@${t.resourceVersion}`).join(','),
+      });
+      return 'cannot-recreate';
+    }
     const recreated = decision.recreate.map(
       (t) => `${t.namespace}/${t.name} (status.artifact.digest owned by ${t.owner})`,
     );
@@ -141,19 +160,53 @@ async function recreate(
   return true;
 }
 
-async function listAll(uid: string, cached: boolean, deps: HealDeps): Promise<ExternalArtifact[]> {
+/**
+ * The recreate targets source-watcher could not re-create, each as "ns/name (as IDENTITY)": v2.3
+ * applies as spec.serviceAccountName when set (asked of the API server's authorizer), else as
+ * itself in the AG's namespace and as a default ServiceAccount this cannot see elsewhere.
+ */
+async function unrecreatable(
+  ag: ArtifactGenerator,
+  decision: Extract<HealDecision, { kind: 'heal' }>,
+  deps: HealDeps,
+): Promise<string[]> {
+  const left: string[] = [];
+  for (const t of decision.recreate) {
+    const id = recreateIdentityFor(ag, t.namespace);
+    if (id.kind === 'controller') continue;
+    if (id.kind === 'service-account') {
+      const sa = { namespace: id.namespace, name: id.name };
+      if (await deps.externalArtifacts.mayApplyExternalArtifacts(sa, t.namespace)) continue;
+      left.push(`${t.namespace}/${t.name} (as ServiceAccount ${id.namespace}/${id.name})`);
+    } else {
+      left.push(`${t.namespace}/${t.name} (as source-watcher's default ServiceAccount)`);
+    }
+  }
+  return left;
+}
+
+/** Its ExternalArtifacts, namespace by namespace (source-watcher's rule: never cluster-wide). */
+async function listAll(
+  uid: string,
+  namespaces: readonly string[],
+  cached: boolean,
+  deps: HealDeps,
+): Promise<ExternalArtifact[]> {
   const items: ExternalArtifact[] = [];
-  let token: string | undefined;
-  do {
-    const page = await deps.externalArtifacts.listExternalArtifacts({
-      labelSelector: generatorSelector(uid),
-      cached,
-      limit: PAGE_SIZE,
-      ...(token !== undefined ? { continueToken: token } : {}),
-    });
-    items.push(...page.items);
-    token = page.continueToken;
-  } while (token !== undefined);
+  for (const namespace of namespaces) {
+    let token: string | undefined;
+    do {
+      const page = await deps.externalArtifacts.listExternalArtifacts({
+        namespace,
+        labelSelector: generatorSelector(uid),
+        cached,
+        limit: PAGE_SIZE,
+        ...(token !== undefined ? { continueToken: token } : {}),
+      });
+      items.push(...page.items);
+      token = page.continueToken;
+    } while (token !== undefined);
+  }
   return items;
 }
 

@@ -9,6 +9,7 @@ export function createApp(
 ): Express {
   return createFunctionApp({
     logger: deps.logger,
+    deadline: { clock: deps.clock, ms: deps.config.deliveryDeadlineMs },
     handle: (event, log) => handleSurfaceStalled(event, log, deps),
     ...(opts.isReady ? { isReady: opts.isReady } : {}),
   });

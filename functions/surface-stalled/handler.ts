@@ -15,6 +15,7 @@ import { parseActionData, parseArtifactGenerator } from '../../shared/core/parse
 import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
 import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
+import { deliverySignal } from '../../shared/runtime/delivery.js';
 import { createEventRecorder } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
@@ -77,10 +78,12 @@ export async function handleSurfaceStalled(
   const agLog = log.child({ namespace: ref.namespace, name: ref.name });
   // One sync per AG at a time; an AG event whose version a sync it waited for has read needs none
   // of its own (ADR 50). Only a version read from the API server covers: the event's is a hint.
+  // The wait ends with the delivery (ADR 57).
   const done = await deps.turns.run(
     `${ref.namespace}/${ref.name}`,
     seen?.metadata?.resourceVersion,
     () => syncOne(ref, seen, deps, agLog, createEventRecorder(deps, agLog), verdictAsked),
+    deliverySignal(),
   );
   if (done === 'covered') {
     agLog.debug({ decision: 'covered' }, 'synced by a concurrent delivery');

@@ -8,6 +8,7 @@
 // syncs on its own.
 
 import { resourceVersionAtLeast } from '../../shared/core/index.js';
+import { abortReason, untilAborted } from '../../shared/runtime/delivery.js';
 
 /** What a finished sync decided on. */
 export interface SyncDecided<R> {
@@ -22,12 +23,15 @@ export interface SyncDecided<R> {
 export interface SyncTurns {
   /**
    * Runs `sync` once no other sync about `key` runs in this replica. Returns 'covered' instead,
-   * without running it, when a sync it waited for decided on the AG at `atLeast` or newer.
+   * without running it, when a sync it waited for decided on the AG at `atLeast` or newer. The
+   * wait ends when `signal` (the delivery's) aborts: run rejects with its reason, and `sync` never
+   * runs (docs/adr/0057).
    */
   run<R>(
     key: string,
     atLeast: string | undefined,
     sync: () => Promise<SyncDecided<R>>,
+    signal?: AbortSignal,
   ): Promise<SyncDecided<R> | 'covered'>;
   /** How many AGs have a sync running (for tests and logs). */
   running(): number;
@@ -36,7 +40,8 @@ export interface SyncTurns {
 /**
  * A delivery waits for at most this many syncs of its AG; then it syncs beside the running one (a
  * Conflict, if any, is handled as always). It bounds a delivery's wait when many versions of one AG
- * arrive at once: each sync is bounded by its calls' request timeouts.
+ * arrive at once: each sync is bounded by its calls' request timeouts, and the whole wait by the
+ * delivery's deadline.
  */
 export const MAX_SYNCS_WAITED = 3;
 
@@ -44,13 +49,14 @@ export function createSyncTurns(): SyncTurns {
   // The running sync of each AG, settled to what it decided on (undefined when it threw).
   const running = new Map<string, Promise<string | undefined>>();
   return {
-    async run(key, atLeast, sync) {
+    async run(key, atLeast, sync, signal) {
       for (let waited = 0; waited < MAX_SYNCS_WAITED; waited++) {
         const current = running.get(key);
         if (current === undefined) break;
-        const decidedOn = await current;
+        const decidedOn = await untilAborted(current, signal);
         if (atLeast !== undefined && resourceVersionAtLeast(decidedOn, atLeast)) return 'covered';
       }
+      if (signal?.aborted === true) throw abortReason(signal);
       const mine = sync();
       // Leaves the map before any waiter resumes, so a waiter never waits twice for one sync.
       const settled: Promise<string | undefined> = mine

@@ -25,4 +25,6 @@ export * from './kube-event-content.js';
 export * from './kube-event-series.js';
 export * from './kube-event-steps.js';
 export * from './external-artifacts.js';
+export * from './external-artifact-heal.js';
+export * from './external-artifact-identity.js';
 export * from './resource-version.js';

@@ -34,6 +34,8 @@ export const EVENT_REASON_EA_HEALED = 'ExternalArtifactDriftHealed';
 export const EVENT_REASON_EA_WOULD_HEAL = 'ExternalArtifactDriftWouldHeal';
 export const EVENT_ACTION_HEAL = 'HealExternalArtifacts';
 export const EVENT_ACTION_OBSERVE_HEAL = 'ObserveHealExternalArtifacts';
+/** heal-external-artifacts left a drift that source-watcher could not re-create (docs/adr/0054). */
+export const EVENT_REASON_EA_LEFT = 'ExternalArtifactDriftLeft';
 
 /** The API server refuses a note longer than this (bytes). */
 export const NOTE_MAX_BYTES = 1024;
@@ -80,6 +82,15 @@ export type EventStep =
       recreated: string[];
       bumped: boolean;
       /** What makes two reports the same heal (the bump's requestedAt, or the objects judged). */
+      stamp: string;
+    }
+  | {
+      kind: 'heal-left';
+      /** What drifted: "digest ns/name". */
+      drift: string[];
+      /** Each object left, with who would re-create it: "ns/name (as IDENTITY)". */
+      left: string[];
+      /** The objects judged. */
       stamp: string;
     };
 
@@ -211,6 +222,16 @@ export function stepContent(step: EventStep, subject: EventSubject): StepContent
         stamp: step.stamp,
       };
     }
+    case 'heal-left':
+      return {
+        reason: EVENT_REASON_EA_LEFT,
+        action: EVENT_ACTION_HEAL,
+        type: 'Warning',
+        note:
+          `ExternalArtifacts drifted from the inventory (${step.drift.join(', ')}); not deleted: ` +
+          `source-watcher could not re-create ${step.left.join(', ')} (fluxcd/source-watcher#346)`,
+        stamp: step.stamp,
+      };
   }
 }
 

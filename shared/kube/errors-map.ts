@@ -34,7 +34,9 @@ export type RequestFailure =
   /** A 2xx answer whose body is not the JSON object expected. */
   | { kind: 'decode'; statusCode: number }
   /** The credentials or TLS settings could not be prepared for the request. */
-  | { kind: 'credentials'; code?: string };
+  | { kind: 'credentials'; code?: string }
+  /** The delivery the request belonged to ended (deadline, client gone): cut or never sent. */
+  | { kind: 'aborted' };
 
 const MAX_DETAIL_CHARS = 512;
 
@@ -112,6 +114,10 @@ export function toKubeError(failure: RequestFailure, target: RequestTarget): Kub
         `${what} failed: could not prepare the kubeconfig credentials${code}`,
       );
     }
+    case 'aborted':
+      return new TransientError(
+        `${what} abandoned: its delivery has ended (deadline or client gone)`,
+      );
   }
 }
 

@@ -2,7 +2,12 @@
 // client.ts. Bad input is refused before any request.
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import { EA_API_VERSION, EA_PLURAL, type ExternalArtifact } from '../core/external-artifacts.js';
+import {
+  EA_API_GROUP,
+  EA_API_VERSION,
+  EA_PLURAL,
+  type ExternalArtifact,
+} from '../core/external-artifacts.js';
 import { isDns1123Label, isDns1123Subdomain } from '../core/names.js';
 import type { AgRef } from '../core/types.js';
 import { InvalidError } from './errors.js';
@@ -11,6 +16,7 @@ import type {
   DeletePreconditions,
   ExternalArtifactListOptions,
   ExternalArtifactPort,
+  ServiceAccountRef,
 } from './external-artifact-port.js';
 import type { ListPage } from './port.js';
 import { createCall, listPage } from './rest-call.js';
@@ -40,7 +46,14 @@ export function createExternalArtifactClient(
     async listExternalArtifacts(
       o: ExternalArtifactListOptions,
     ): Promise<ListPage<ExternalArtifact>> {
-      const target: RequestTarget = { verb: 'list', resource: EA_PLURAL };
+      const target: RequestTarget = {
+        verb: 'list',
+        resource: EA_PLURAL,
+        namespace: o?.namespace,
+      };
+      if (!isDns1123Label(o?.namespace)) {
+        throw new InvalidError(`${describeTarget(target)}: namespace is not a valid name`);
+      }
       if (typeof o?.labelSelector !== 'string' || !SELECTOR.test(o.labelSelector)) {
         throw new InvalidError(`${describeTarget(target)}: labelSelector must be key=value`);
       }
@@ -51,7 +64,7 @@ export function createExternalArtifactClient(
       return listPage<ExternalArtifact>(
         call,
         target,
-        `${BASE}/${EA_PLURAL}`,
+        `${BASE}/namespaces/${o.namespace}/${EA_PLURAL}`,
         { ...o, limit },
         { labelSelector: o.labelSelector },
       );
@@ -85,5 +98,49 @@ export function createExternalArtifactClient(
         },
       });
     },
+
+    async mayApplyExternalArtifacts(sa: ServiceAccountRef, namespace: string): Promise<boolean> {
+      const target: RequestTarget = { verb: 'create', resource: 'subjectaccessreviews' };
+      if (!isDns1123Label(sa?.namespace) || !isDns1123Label(sa?.name)) {
+        throw new InvalidError(`${describeTarget(target)}: not a valid ServiceAccount`);
+      }
+      if (!isDns1123Label(namespace)) {
+        throw new InvalidError(`${describeTarget(target)}: namespace is not a valid name`);
+      }
+      for (const [verb, subresource] of APPLY_ACCESS) {
+        const review = await call<{ status?: { allowed?: unknown } }>(target, {
+          method: 'POST',
+          path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SubjectAccessReview',
+            spec: {
+              user: `system:serviceaccount:${sa.namespace}:${sa.name}`,
+              groups: [
+                'system:serviceaccounts',
+                `system:serviceaccounts:${sa.namespace}`,
+                'system:authenticated',
+              ],
+              resourceAttributes: {
+                group: EA_API_GROUP,
+                resource: EA_PLURAL,
+                subresource,
+                verb,
+                namespace,
+              },
+            },
+          },
+        });
+        if (review.status?.allowed !== true) return false;
+      }
+      return true;
+    },
   };
 }
+
+/** What source-watcher's apply of an ExternalArtifact and of its status is authorized as. */
+const APPLY_ACCESS: ReadonlyArray<readonly [verb: string, subresource: string]> = [
+  ['create', ''],
+  ['patch', ''],
+  ['patch', 'status'],
+];

@@ -17,5 +17,6 @@ export function lazyExternalArtifactPort(
   return {
     listExternalArtifacts: async (...a) => (await port()).listExternalArtifacts(...a),
     deleteExternalArtifact: async (...a) => (await port()).deleteExternalArtifact(...a),
+    mayApplyExternalArtifacts: async (...a) => (await port()).mayApplyExternalArtifacts(...a),
   };
 }

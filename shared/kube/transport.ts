@@ -1,6 +1,8 @@
 // One HTTP request to the API server, with the kubeconfig's credentials and TLS settings, a hard
-// per-request timeout, and no exceptions: the outcome is a response or a RequestFailure (plain data,
-// free of headers and credentials) for errors-map.ts to classify.
+// per-request timeout combined with the delivery's signal (shared/runtime/delivery.ts: no request
+// starts once the delivery has ended, and one in flight is cut when it ends), and no exceptions:
+// the outcome is a response or a RequestFailure (plain data, free of headers and credentials) for
+// errors-map.ts to classify.
 //
 // client-node's KubeConfig.applyToHTTPSOptions supplies the headers (bearer token, refreshed by its
 // authenticators) and the TLS material on every request. Sockets go through one keep-alive agent per
@@ -9,6 +11,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { deliverySignal } from '../runtime/delivery.js';
 import type { RequestFailure } from './errors-map.js';
 
 export interface HttpRequest {
@@ -22,6 +25,11 @@ export interface HttpRequest {
   contentType?: string;
   /** This request's deadline, when it differs from the transport's (Event writes: shorter). */
   timeoutMs?: number;
+  /**
+   * Ends the request early (combined with the timeout); the delivery's signal when absent. Once
+   * it has aborted, nothing is sent.
+   */
+  signal?: AbortSignal;
 }
 
 export type HttpOutcome =
@@ -80,6 +88,8 @@ export function createTransport(kubeConfig: KubeConfig, timeoutMs: number): Send
   };
 
   return async (req: HttpRequest): Promise<HttpOutcome> => {
+    const signal = req.signal ?? deliverySignal();
+    if (ended(signal)) return { kind: 'aborted' };
     const opts: https.RequestOptions = {};
     try {
       await kubeConfig.applyToHTTPSOptions(opts);
@@ -104,6 +114,8 @@ export function createTransport(kubeConfig: KubeConfig, timeoutMs: number): Send
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) search.set(k, v);
     const qs = search.toString();
     const agent = agentFor(opts);
+    // The credentials may have taken a while (an exec plugin): look again before sending.
+    if (ended(signal)) return { kind: 'aborted' };
 
     return new Promise<HttpOutcome>((resolve) => {
       let done = false;
@@ -111,7 +123,12 @@ export function createTransport(kubeConfig: KubeConfig, timeoutMs: number): Send
         if (done) return;
         done = true;
         clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
         resolve(outcome);
+      };
+      const onAbort = (): void => {
+        finish({ kind: 'aborted' });
+        request.destroy();
       };
       let request: http.ClientRequest;
       try {
@@ -151,9 +168,15 @@ export function createTransport(kubeConfig: KubeConfig, timeoutMs: number): Send
         request.destroy();
       }, deadlineMs);
       request.on('error', (err) => finish(transportFailure(err)));
+      signal?.addEventListener('abort', onAbort, { once: true });
       request.end(payload);
     });
   };
+}
+
+/** A function, so that a second look after an await is not narrowed away. */
+function ended(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 function pickTls(opts: https.RequestOptions): TlsMaterial {

@@ -2,6 +2,7 @@
 // resolves even on HTTP 500, so it is not used.) Binary mode, one event per request.
 
 import { CloudEvent, HTTP } from 'cloudevents';
+import { withDeliverySignal } from './delivery.js';
 import { EmitError } from './outcome.js';
 
 export interface OutgoingEvent {
@@ -36,7 +37,8 @@ export function createBrokerEmitter(opts: { url: string; timeoutMs?: number }): 
           method: 'POST',
           headers: message.headers as Record<string, string>,
           body: message.body as string,
-          signal: AbortSignal.timeout(timeoutMs),
+          // Cut, or never sent, once the delivery it belongs to has ended (delivery.ts).
+          signal: withDeliverySignal(AbortSignal.timeout(timeoutMs)),
         });
       } catch (err) {
         throw new EmitError(`emit to broker failed: ${err instanceof Error ? err.name : 'error'}`);

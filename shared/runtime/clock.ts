@@ -2,13 +2,59 @@
 // embedded demo share one controllable clock (test/harness/virtual-clock.ts).
 
 export interface Clock {
-  /** Epoch milliseconds. */
+  /** Epoch milliseconds (the wall clock: it may jump, e.g. when NTP steps it). */
   now(): number;
+  /**
+   * Milliseconds from an arbitrary origin on a clock that never jumps: measure durations (budgets,
+   * elapsed time) with it, never with now() (docs/adr/0057-delivery-deadline-and-sweep-resume.md).
+   */
+  monotonicMs(): number;
+  /**
+   * A signal that aborts once `ms` have passed on the monotonic clock (reason: a DeadlineError);
+   * clear() cancels it (the delivery ended first).
+   */
+  deadline(ms: number): Deadline;
+}
+
+export interface Deadline {
+  readonly signal: AbortSignal;
+  clear(): void;
+}
+
+/** The reason of a deadline's signal: the time given to a piece of work has passed. */
+export class DeadlineError extends Error {
+  constructor(readonly afterMs: number) {
+    super(`deadline of ${afterMs} ms passed`);
+    this.name = 'DeadlineError';
+  }
 }
 
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
-export const systemClock: Clock = { now: () => Date.now() };
+/** A Deadline armed on a clock's own timers (`arm` returns the function that disarms it). */
+export function deadlineOn(ms: number, arm: (fire: () => void) => () => void): Deadline {
+  const controller = new AbortController();
+  const disarm = arm(() => controller.abort(new DeadlineError(ms)));
+  return {
+    signal: controller.signal,
+    clear: () => disarm(),
+  };
+}
+
+function systemDeadline(ms: number): Deadline {
+  return deadlineOn(ms, (fire) => {
+    // setTimeout runs on the monotonic clock; unref: a pending deadline never holds the process.
+    const timer = setTimeout(fire, Math.min(Math.max(0, ms), MAX_TIMEOUT_MS));
+    timer.unref();
+    return () => clearTimeout(timer);
+  });
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  monotonicMs: () => performance.now(),
+  deadline: systemDeadline,
+};
 
 /** A clock that can also run a callback at a wall-clock moment (the emulation's timers). */
 export interface TimerClock extends Clock {
@@ -42,6 +88,8 @@ export function systemTimerClock(): TimerClock {
   };
   return {
     now: () => Date.now(),
+    monotonicMs: () => performance.now(),
+    deadline: systemDeadline,
     setTimer(at, fn) {
       if (Number.isNaN(at)) throw new RangeError('setTimer: the moment is not a number');
       const id = next++;

@@ -30,6 +30,13 @@ export interface FunctionConfig {
    * the API server is.
    */
   readonly sweepBudgetMs: number;
+  /** AGs per LIST page of detect's sweep (SWEEP_PAGE_SIZE; ADR 27 measured 500). */
+  readonly sweepPageSize: number;
+  /**
+   * Each delivery's deadline: the Service's timeoutSeconds (DELIVERY_TIMEOUT_SECONDS) minus
+   * DELIVERY_MARGIN_MS. Past it the handler's calls are cut and it answers 503 (docs/adr/0057).
+   */
+  readonly deliveryDeadlineMs: number;
   /** Kubernetes Events of the recovery steps (docs/adr/0033). */
   readonly events: {
     /** reportingInstance: POD_NAME (downward API), else HOSTNAME, else K_REVISION. */
@@ -50,6 +57,13 @@ export interface FunctionConfig {
 
 /** SWEEP_BUDGET_MS's default: 150 s of calls, + one call in flight + the alarm's, < 300 s. */
 export const DEFAULT_SWEEP_BUDGET_MS = 150_000;
+
+/** SWEEP_PAGE_SIZE's default (docs/adr/0027). */
+export const DEFAULT_SWEEP_PAGE_SIZE = 500;
+/** DELIVERY_TIMEOUT_SECONDS's default: detect's and surface-stalled's Service timeoutSeconds. */
+export const DEFAULT_DELIVERY_TIMEOUT_SECONDS = 300;
+/** The deadline ends this long before the Service's timeout: time to answer 503 and unwind. */
+export const DELIVERY_MARGIN_MS = 10_000;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -127,6 +141,24 @@ export function loadConfig(
     );
   }
 
+  const pageSizeText = text('SWEEP_PAGE_SIZE') ?? String(DEFAULT_SWEEP_PAGE_SIZE);
+  const sweepPageSize = Number(pageSizeText);
+  if (!/^[0-9]{1,4}$/.test(pageSizeText) || sweepPageSize < 1 || sweepPageSize > 5000) {
+    errors.push(`SWEEP_PAGE_SIZE="${pageSizeText}": expected a whole number from 1 to 5000`);
+  }
+
+  const deliveryText = text('DELIVERY_TIMEOUT_SECONDS') ?? String(DEFAULT_DELIVERY_TIMEOUT_SECONDS);
+  const deliveryTimeoutSeconds = Number(deliveryText);
+  if (
+    !/^[0-9]{1,4}$/.test(deliveryText) ||
+    deliveryTimeoutSeconds < 15 ||
+    deliveryTimeoutSeconds > 3600
+  ) {
+    errors.push(
+      `DELIVERY_TIMEOUT_SECONDS="${deliveryText}": expected whole seconds from 15 to 3600 (the Knative Service's timeoutSeconds)`,
+    );
+  }
+
   const eventTimeoutText = text('EVENT_WRITE_TIMEOUT_MS') ?? '2000';
   const eventWriteTimeoutMs = Number(eventTimeoutText);
   if (!/^[0-9]{1,6}$/.test(eventTimeoutText) || eventWriteTimeoutMs < 50) {
@@ -166,6 +198,8 @@ export function loadConfig(
     resyncPingSource,
     kubeRequestTimeoutMs,
     sweepBudgetMs,
+    sweepPageSize,
+    deliveryDeadlineMs: deliveryTimeoutSeconds * 1000 - DELIVERY_MARGIN_MS,
     events: { reportingInstance, writeTimeoutMs: eventWriteTimeoutMs },
     heal: { enabled: healText === 'on' },
     ...(namespaces !== undefined ? { namespaces } : {}),

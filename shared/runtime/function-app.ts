@@ -1,10 +1,13 @@
 // The express scaffold shared by every function: health endpoints, a bounded raw body, CloudEvent
-// parsing, a child logger per event, and the outcome -> HTTP status mapping. It never listens.
+// parsing, a child logger per event, the delivery's deadline, and the outcome -> HTTP status
+// mapping. It never listens.
 
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { lazyChild, type Logger } from './logger.js';
 import { HttpInputError, parseCloudEvent, type IncomingEvent } from './cloudevent-http.js';
-import { outcomeForError, type Outcome } from './outcome.js';
+import { outcomeForError, retryLater, type Outcome } from './outcome.js';
+import type { Clock } from './clock.js';
+import { ClientClosedError, inDelivery, type Delivery } from './delivery.js';
 
 /** Large enough for a real ArtifactGenerator with managedFields in the event data. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -17,6 +20,11 @@ export interface FunctionAppOptions {
   readonly bodyLimitBytes?: number;
   /** Readiness turns false while the server drains on SIGTERM. */
   readonly isReady?: () => boolean;
+  /**
+   * Each delivery's deadline (docs/adr/0057): its signal aborts after `ms` on `clock`'s monotonic
+   * time, and the delivery answers 503. Without it a delivery ends only when its client goes away.
+   */
+  readonly deadline?: { readonly clock: Clock; readonly ms: number };
 }
 
 export function createFunctionApp(opts: FunctionAppOptions): express.Express {
@@ -80,15 +88,57 @@ async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions
     throw e;
   }
   const log = lazyChild(opts.logger, { ceId: event.id, ceType: event.type });
+  // One signal per delivery: its deadline, or its client closing the connection (the Broker's
+  // dispatcher does when it gives up). Every call the handler makes reads it (delivery.ts).
+  const deadline = opts.deadline?.clock.deadline(opts.deadline.ms);
+  const closed = new AbortController();
+  const onClose = (): void => {
+    if (!res.writableFinished) closed.abort(new ClientClosedError());
+  };
+  res.once('close', onClose);
+  const signal =
+    deadline === undefined ? closed.signal : AbortSignal.any([deadline.signal, closed.signal]);
+  const delivery: Delivery = { signal };
+  const ended = new Promise<{ aborted: true }>((resolve) => {
+    if (signal.aborted) resolve({ aborted: true });
+    else signal.addEventListener('abort', () => resolve({ aborted: true }), { once: true });
+  });
+  const work = inDelivery(delivery, async () => opts.handle(event, log)).then(
+    (outcome) => ({ outcome }),
+    (error: unknown) => ({ error }),
+  );
+  // Aborted: answer now; the handler unwinds on its own (its calls fail without a request).
+  const settled = await Promise.race([work, ended]);
+  deadline?.clear();
   let outcome: Outcome;
-  try {
-    outcome = await opts.handle(event, log);
-  } catch (e) {
-    outcome = outcomeForError(e);
+  if ('aborted' in settled || signal.aborted) {
+    outcome = abortedOutcome(signal);
+  } else if ('outcome' in settled) {
+    outcome = settled.outcome;
+  } else {
+    outcome = outcomeForError(settled.error);
     const level = outcome.status >= 500 ? 'warn' : 'info';
-    log[level]({ result: outcome.result, err: errorSummary(e) }, 'event failed');
+    log[level]({ result: outcome.result, err: errorSummary(settled.error) }, 'event failed');
   }
-  if (!res.headersSent) res.status(outcome.status).json({ result: outcome.result });
+  if (signal.aborted) {
+    log.warn(
+      {
+        result: outcome.result,
+        deadlineMs: opts.deadline?.ms,
+        clientClosed: closed.signal.aborted,
+      },
+      'delivery aborted',
+    );
+  }
+  res.off('close', onClose);
+  if (!res.headersSent && !res.destroyed) {
+    res.status(outcome.status).json({ result: outcome.result });
+  }
+}
+
+/** A delivery that ended before its handler: retryable, so the Broker redelivers it. */
+function abortedOutcome(signal: AbortSignal): Outcome {
+  return retryLater(signal.reason instanceof ClientClosedError ? 'client-closed' : 'deadline');
 }
 
 function httpStatusOf(err: unknown): number | undefined {

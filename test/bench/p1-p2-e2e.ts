@@ -29,7 +29,7 @@ const p1RealAgs = (): number => sized(100, 10);
 const p2Ags = (): number => sized(20, 3);
 /** P1 on the real clock: 10 pairs a second (a first install creates them in bursts). */
 export const P1_REAL_SPREAD = { batch: 10, gapMs: 1_000 };
-/** The recorded real source-watcher: builds of 20-30 ms, --concurrent 4 (../shared/traces). */
+/** The recorded real source-watcher: builds of 20-30 ms, --concurrent 4 (test/recorded/source-watcher-v2.1.0). */
 export const RECORDED_BUILD_MS = 25;
 export const RECORDED_WORKERS = 4;
 /** P1's install: 10 pairs every 7.3 virtual seconds (about 2.5 minutes for 200). */

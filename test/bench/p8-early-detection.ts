@@ -1,6 +1,6 @@
 // P8: what early detection buys and costs, on the end-to-end harness with the defaults: honest
 // rebuilds run concurrently next to lost writes, with source-watcher's worker count as recorded
-// (--concurrent 4, ../shared/traces) and as Cozystack runs it (20). Since issue 21 the builds are
+// (--concurrent 4, test/recorded/source-watcher-v2.1.0) and as Cozystack runs it (20). Since issue 21 the builds are
 // not kept under the timers: honest builds reach 200 s (past the 2m30s grace, so the time rule
 // forces the longest ones) and stall builds 60 s (past the 30 s first backoff, so a forced rebuild
 // still running when it ends is forced again, ADR 14). Those forces are the known cost and are

@@ -10,6 +10,8 @@
 # docs/adr/0031-upstream-crds.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
+# shellcheck source=../setup/progress.sh
+source ../setup/progress.sh
 
 SOURCE_CONTROLLER_VERSION=v1.8.5
 KNATIVE_SERVING_VERSION=v0.51.0
@@ -37,11 +39,12 @@ start=$(date +%s)
 rm -rf "$out.tmp" && mkdir -p "$out.tmp" .cache/bin
 
 echo "upstream CRDs: building controller-gen"
-go build -trimpath -o .cache/bin/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
+with_progress "building controller-gen" \
+  go build -trimpath -o .cache/bin/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
 
 echo "upstream CRDs: generating the ArtifactGenerator CRD from source-watcher/api/v2"
-.cache/bin/controller-gen crd paths=github.com/fluxcd/source-watcher/api/v2/v1beta1 \
-  output:crd:dir="$out.tmp"
+with_progress "controller-gen" .cache/bin/controller-gen \
+  crd paths=github.com/fluxcd/source-watcher/api/v2/v1beta1 output:crd:dir="$out.tmp"
 
 sc="$(module_dir "github.com/fluxcd/source-controller@$SOURCE_CONTROLLER_VERSION")"
 echo "upstream CRDs: source-controller $SOURCE_CONTROLLER_VERSION from $sc/config/crd/bases"

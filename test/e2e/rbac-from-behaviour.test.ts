@@ -14,6 +14,8 @@ import {
   type PolicyRule,
 } from '../support/manifests.js';
 import {
+  AG_NAMESPACE,
+  kc,
   MINUTE,
   type System,
   REASON_STALLED,
@@ -24,6 +26,10 @@ import {
   startSystem,
 } from './scenario-kit.js';
 import { readEa, setDigestByHand } from './external-artifacts.js';
+import { readyOf } from '../../shared/core/index.js';
+import { customObjects, getArtifactGenerator, MERGE_PATCH } from '../support/apiserver.js';
+import { ensureNewerAgFields } from '../support/newer-ag-crd.js';
+import { AG_RESOURCE } from '../harness/knative/index.js';
 
 function describeRule(rule: PolicyRule): string {
   const names = rule.resourceNames ? ` names=${rule.resourceNames.join(',')}` : '';
@@ -51,6 +57,39 @@ async function healByHand(system: System, name: string): Promise<void> {
   ).toBeGreaterThan(0);
 }
 
+/**
+ * v2.3 (docs/adr/0054): the AG names a spec.serviceAccountName that may not apply
+ * ExternalArtifacts; a digest changed by hand: the heal asks the authorizer, deletes nothing.
+ */
+async function leftByHand(system: System, name: string): Promise<void> {
+  const ref = { namespace: AG_NAMESPACE, name };
+  await ensureNewerAgFields(kc, AG_NAMESPACE);
+  await customObjects(kc).patchNamespacedCustomObject(
+    { ...AG_RESOURCE, ...ref, body: { spec: { serviceAccountName: 'nobody' } } },
+    MERGE_PATCH,
+  );
+  await system.runUntil(
+    async () => {
+      const ag = await getArtifactGenerator(ref, kc);
+      const ready = readyOf(ag);
+      return ready?.status === 'True' && ready.observedGeneration === ag.metadata?.generation;
+    },
+    { maxVirtualMs: MINUTE, stepMs: 500, what: 'the new generation built' },
+  );
+  const before = (await readEa(name))?.metadata.uid;
+  await setDigestByHand(name, 'kubectl-patch', 'e');
+  await system.runUntil(
+    async () =>
+      system.proxy.count({
+        clientTag: 'heal-external-artifacts',
+        resource: 'subjectaccessreviews',
+        verb: 'create',
+      }) > 0,
+    { maxVirtualMs: MINUTE, stepMs: 500, what: 'the re-creating identity asked about' },
+  );
+  expect((await readEa(name))?.metadata.uid).toBe(before);
+}
+
 describe('e2e: RBAC from behaviour', () => {
   it('every call each function makes is allowed by its role, and every rule is used', async () => {
     // The simulator generates ExternalArtifacts, so heal-external-artifacts has work (below).
@@ -70,6 +109,7 @@ describe('e2e: RBAC from behaviour', () => {
     // heal-external-artifacts: the healed AG's ExternalArtifact changed by hand (kubectl patch
     // keeps owning the digest): deleted for source-watcher to re-create, then one bump.
     await healByHand(system, healed.name);
+    await leftByHand(system, healed.name);
 
     // The flows really happened: resync sweeps and every alarm operation.
     const resyncs = system.knative.pings.firesOf(RECOVERY_NAMESPACE, 'resync');

@@ -3,7 +3,7 @@
 // each async callback is awaited before the next, and a settle hook runs between steps so that
 // work triggered by a timer (HTTP deliveries, reconciles) can quiesce before time moves on.
 
-import type { Clock } from '../../shared/runtime/clock.js';
+import { deadlineOn, type Clock, type Deadline } from '../../shared/runtime/clock.js';
 
 /** 2026-01-01T00:00:00Z. */
 export const DEFAULT_START_MS = Date.parse('2026-01-01T00:00:00Z');
@@ -52,7 +52,10 @@ function toStartMs(start: number | string | undefined): number {
 }
 
 export class VirtualClock implements Clock {
+  /** Virtual time on the monotonic timeline; timers and advance() run on it. */
   #now: number;
+  /** What jumpWall() moved the wall reading by: now() is #now + #wallOffset. */
+  #wallOffset = 0;
   #nextId = 1;
   // Insertion-ordered: among timers with the same time, the first set fires first.
   readonly #timers = new Map<TimerId, Timer>();
@@ -64,9 +67,33 @@ export class VirtualClock implements Clock {
     this.#settle = options.settle;
   }
 
-  /** Epoch milliseconds of virtual time. */
+  /** Epoch milliseconds of virtual time (the wall reading: jumpWall() moves it). */
   now(): number {
+    return this.#now + this.#wallOffset;
+  }
+
+  /** Virtual time on the monotonic timeline: advance() moves it, jumpWall() does not. */
+  monotonicMs(): number {
     return this.#now;
+  }
+
+  /** A signal that aborts once `ms` of virtual time have passed (a timer of this clock). */
+  deadline(ms: number): Deadline {
+    return deadlineOn(ms, (fire) => {
+      const id = this.setTimer(this.now() + ms, fire);
+      return () => this.cancel(id);
+    });
+  }
+
+  /**
+   * Steps the wall reading by `ms` (either way), as NTP or an operator setting the date does,
+   * without moving the monotonic timeline: no timer fires, and the timers set so far stay due after
+   * the same amount of advance() (like Node's timers, which run on the monotonic clock). Moments
+   * given to setTimer()/advanceTo() afterwards are read on the stepped wall.
+   */
+  jumpWall(ms: number): void {
+    if (!Number.isFinite(ms)) throw new RangeError(`VirtualClock.jumpWall: invalid step ${ms}`);
+    this.#wallOffset += ms;
   }
 
   /** Replace (or remove, with undefined) the default settle hook. */
@@ -93,7 +120,7 @@ export class VirtualClock implements Clock {
     if (typeof fn !== 'function')
       throw new TypeError('VirtualClock.setTimer: fn must be a function');
     const id = this.#nextId++;
-    this.#timers.set(id, { id, at, fn });
+    this.#timers.set(id, { id, at: at - this.#wallOffset, fn });
     return id;
   }
 
@@ -104,7 +131,8 @@ export class VirtualClock implements Clock {
 
   /** Time of the next timer, or undefined when none is pending. */
   peek(): number | undefined {
-    return this.#earliest(Number.POSITIVE_INFINITY)?.at;
+    const at = this.#earliest(Number.POSITIVE_INFINITY)?.at;
+    return at === undefined ? undefined : at + this.#wallOffset;
   }
 
   /** Resolves when this clock reaches now + ms (a WallClock too). ms = 0 resolves at once. */
@@ -135,7 +163,7 @@ export class VirtualClock implements Clock {
     if (!Number.isFinite(ms) || ms < 0) {
       return Promise.reject(new RangeError(`VirtualClock.advance: invalid duration ${ms}`));
     }
-    return this.advanceTo(this.#now + ms, options);
+    return this.advanceTo(this.now() + ms, options);
   }
 
   /**
@@ -145,25 +173,26 @@ export class VirtualClock implements Clock {
    */
   async advanceTo(t: number, options: AdvanceOptions = {}): Promise<void> {
     if (!Number.isFinite(t)) throw new RangeError(`VirtualClock.advanceTo: invalid time ${t}`);
-    if (t < this.#now) {
+    if (t < this.now()) {
       throw new RangeError(
-        `VirtualClock.advanceTo: ${new Date(t).toISOString()} is before now ${new Date(this.#now).toISOString()}`,
+        `VirtualClock.advanceTo: ${new Date(t).toISOString()} is before now ${new Date(this.now()).toISOString()}`,
       );
     }
+    const target = t - this.#wallOffset;
     if (this.#advancing) throw new Error('VirtualClock: advance is already in progress');
     const settle = options.settle ?? this.#settle ?? yieldOnce;
     this.#advancing = true;
     try {
       await settle();
       for (;;) {
-        const timer = this.#earliest(t);
+        const timer = this.#earliest(target);
         if (timer === undefined) break;
         this.#timers.delete(timer.id);
         this.#now = Math.max(this.#now, timer.at);
         await timer.fn();
         await settle({ afterTimer: true });
       }
-      this.#now = t;
+      this.#now = target;
     } finally {
       this.#advancing = false;
     }

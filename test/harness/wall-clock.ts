@@ -3,7 +3,7 @@
 // advance() just waits, and nothing waits for a settle between timers. Everything that takes the
 // harness's clock (the simulator, the Knative emulation, the functions) runs on it unchanged.
 
-import { systemTimerClock } from '../../shared/runtime/clock.js';
+import { systemClock, systemTimerClock, type Deadline } from '../../shared/runtime/clock.js';
 import { VirtualClock, type TimerCallback, type TimerId } from './virtual-clock.js';
 
 const wait = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -14,6 +14,18 @@ export class WallClock extends VirtualClock {
 
   override now(): number {
     return Date.now();
+  }
+
+  override monotonicMs(): number {
+    return performance.now();
+  }
+
+  override deadline(ms: number): Deadline {
+    return systemClock.deadline(ms);
+  }
+
+  override jumpWall(): void {
+    throw new Error('WallClock: the real wall clock cannot be stepped');
   }
 
   override setTimer(at: number, fn: TimerCallback): TimerId {

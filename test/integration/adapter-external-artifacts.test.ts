@@ -9,6 +9,7 @@ import { isKubeError } from '../../shared/kube/errors.js';
 import { createExternalArtifactClient } from '../../shared/kube/external-artifact-client.js';
 import { testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
+import { TENANT_NAME, tenantKubeConfig } from '../support/tenant-identity.js';
 
 const NS = 'cozy-system';
 const EA = { group: 'source.toolkit.fluxcd.io', version: 'v1', plural: 'externalartifacts' };
@@ -62,6 +63,7 @@ describe('ExternalArtifact adapter', () => {
     let token: string | undefined;
     do {
       const page = await c.listExternalArtifacts({
+        namespace: NS,
         labelSelector: `${LABEL_GENERATOR}=${uid}`,
         limit: 2,
         ...(token !== undefined ? { continueToken: token } : {}),
@@ -71,6 +73,7 @@ describe('ExternalArtifact adapter', () => {
     } while (token !== undefined);
     expect(seen.sort()).toEqual([...names].sort());
     const cached = await c.listExternalArtifacts({
+      namespace: NS,
       labelSelector: `${LABEL_GENERATOR}=${uid}`,
       cached: true,
     });
@@ -94,13 +97,26 @@ describe('ExternalArtifact adapter', () => {
     }
   });
 
+  it('asks the authorizer whether a ServiceAccount may apply ExternalArtifacts (a tenant: in its own namespace only)', async () => {
+    const own = 'ea-adapter-tenant';
+    await tenantKubeConfig(own); // makes the tenant's ServiceAccount, Role and RoleBinding
+    const c = client();
+    const sa = { namespace: own, name: TENANT_NAME };
+    expect(await c.mayApplyExternalArtifacts(sa, own)).toBe(true);
+    expect(await c.mayApplyExternalArtifacts(sa, NS)).toBe(false);
+    expect(await c.mayApplyExternalArtifacts({ namespace: own, name: 'nobody' }, own)).toBe(false);
+  });
+
   it('refuses bad input before any request', async () => {
     const c = client();
     proxy.clearCalls();
     const bad = [
-      c.listExternalArtifacts({ labelSelector: '' }),
-      c.listExternalArtifacts({ labelSelector: 'a=b,c=d' }),
-      c.listExternalArtifacts({ labelSelector: 'a=b', limit: 0 }),
+      c.listExternalArtifacts({ namespace: NS, labelSelector: '' }),
+      c.listExternalArtifacts({ namespace: NS, labelSelector: 'a=b,c=d' }),
+      c.listExternalArtifacts({ namespace: NS, labelSelector: 'a=b', limit: 0 }),
+      c.listExternalArtifacts({ namespace: 'Bad_NS', labelSelector: 'a=b' }),
+      c.mayApplyExternalArtifacts({ namespace: NS, name: 'Bad_SA' }, NS),
+      c.mayApplyExternalArtifacts({ namespace: NS, name: 'sa' }, ''),
       c.deleteExternalArtifact({ namespace: 'Bad', name: 'x' }, { uid: 'u', resourceVersion: '1' }),
       c.deleteExternalArtifact({ namespace: NS, name: 'x' }, { uid: '', resourceVersion: '1' }),
     ];

@@ -10,6 +10,7 @@ import { createKubeClient } from '../../shared/kube/client.js';
 import { type KubeError, type KubeErrorKind } from '../../shared/kube/errors.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import { failureOf } from '../support/kube-failure.js';
+import { inDelivery } from '../../shared/runtime/delivery.js';
 
 const TOKEN = 'sha256~adapter-test-secret-token-0123456789';
 const FIELD_MANAGER = 'adapter-transport-test';
@@ -176,6 +177,47 @@ describe('a server that accepts and never answers', () => {
     } finally {
       await scripted.stop();
     }
+  });
+});
+
+describe("the delivery's signal (ADR 57): a call in a delivery ends with it", () => {
+  const silent = new SilentServer();
+  let port = 0;
+  beforeAll(async () => {
+    port = await silent.start();
+  });
+  afterAll(() => silent.stop());
+  const kubeOn = () =>
+    createKubeClient({
+      kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}`),
+      fieldManager: FIELD_MANAGER,
+      requestTimeoutMs: 10_000,
+    });
+
+  it('a call in flight is cut when the delivery aborts, long before its own timeout', async () => {
+    const delivery = new AbortController();
+    const kube = kubeOn();
+    const started = performance.now();
+    const pending = inDelivery({ signal: delivery.signal }, () =>
+      failureOf(kube.getArtifactGenerator(ref)),
+    );
+    await expect.poll(() => silent.received).toContain('GET /apis/');
+    delivery.abort(new Error('deadline'));
+    const err = await pending;
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(err.kind).toBe('Transient');
+    expect(err.message).toContain('its delivery has ended');
+    expectNoCredentials(err);
+  });
+
+  it.each(calls)('%s after the delivery ended: nothing is sent', async (_name, call) => {
+    silent.received = '';
+    const kube = kubeOn();
+    const err = await inDelivery({ signal: AbortSignal.abort() }, () => failureOf(call(kube)));
+    expect(err.kind).toBe('Transient');
+    expect(err.message).toContain('abandoned');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(silent.received).toBe('');
   });
 });
 

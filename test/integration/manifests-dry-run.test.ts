@@ -3,7 +3,7 @@
 // fieldValidation=Strict (what `kubectl apply --server-side --dry-run=server` does), as the admin.
 // The API server checks each object against the real core and RBAC APIs, the upstream Knative
 // Service CRD (knative.dev/serving), and the verbatim Knative Eventing v1.20 CRDs of
-// ../shared/crds/ (docs/adr/0031-upstream-crds.md). An unknown or misspelt field, a wrong type, a missing required field or an
+// test/third_party/crds/ (docs/adr/0031-upstream-crds.md). An unknown or misspelt field, a wrong type, a missing required field or an
 // unknown kind fails the test. Nothing is persisted.
 
 import { readdirSync, statSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // The simulator meets the traces: each scenario recorded from the real source-watcher v2.1.0
-// (shared/traces/ beside the repository) is replayed on the simulator against the real test API
+// (test/recorded/source-watcher-v2.1.0/) is replayed on the simulator against the real test API
 // server, and per AG the normalised requests (order and content, including the `{}` status patch
 // and the finalizer patches), the normalised object states and the timing facts must match the
 // recording. Deliberate differences: docs/adr/0013-simulator-fidelity.md.

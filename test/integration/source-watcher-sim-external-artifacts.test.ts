@@ -181,6 +181,10 @@ describe('source-watcher simulator: ExternalArtifacts', () => {
     expect(failing.every((r) => r.outcome === 'ReconciliationFailed')).toBe(true);
     const ag = await getAg(name);
     expect(ready(ag)).toMatchObject({ status: 'False', reason: 'ReconciliationFailed' });
+    // source-watcher's message for it: the artifact, its status apply, the API server's 409 text.
+    expect(ready(ag)?.message).toMatch(
+      /^alpha reconcile failed: failed to patchStatus ExternalArtifact status: Apply failed with 1 conflict: conflict with "kubectl-patch".*\.status\.artifact\.digest/,
+    );
     expect(digests(await listEas(uid))['alpha']).not.toBe(before['alpha']);
     // Re-created, the object has no foreign owner: the next retry heals it.
     await raw.deleteNamespacedCustomObject({ ...EA, namespace, name: 'alpha' });
@@ -188,6 +192,42 @@ describe('source-watcher simulator: ExternalArtifacts', () => {
     expect(ready(await getAg(name))?.status).toBe('True');
     expect(digests(await listEas(uid))).toEqual(before);
   });
+
+  it.each(['disabled', 'Disabled'])(
+    'paused (reconcile: %s): a bump is recorded as handled, nothing re-created, until re-enabled',
+    async (value) => {
+      const { name, uid } = await createAg(['alpha']);
+      const before = digests(await listEas(uid));
+      await raw.patchNamespacedCustomObject(
+        {
+          ...AG,
+          namespace,
+          name,
+          body: { metadata: { annotations: { 'source.extensions.fluxcd.io/reconcile': value } } },
+        },
+        mergePatch,
+      );
+      await raw.deleteNamespacedCustomObject({ ...EA, namespace, name: 'alpha' });
+      await bump(name);
+      await clock.advance(MIN);
+      const ag = await getAg(name);
+      expect(ag.status?.lastHandledReconcileAt).toBe(ag.metadata.annotations?.[REQUESTED_AT]);
+      expect(sim.reconcilesOf({ namespace, name }).at(-1)).toMatchObject({ outcome: 'Disabled' });
+      expect(await listEas(uid)).toEqual([]);
+      await raw.patchNamespacedCustomObject(
+        {
+          ...AG,
+          namespace,
+          name,
+          body: { metadata: { annotations: { 'source.extensions.fluxcd.io/reconcile': null } } },
+        },
+        mergePatch,
+      );
+      await bump(name);
+      await clock.advance(MIN);
+      expect(digests(await listEas(uid))).toEqual(before);
+    },
+  );
 
   it('the digest changed with the patcher no longer owning it: a bump alone restores it', async () => {
     const { name, uid } = await createAg(['alpha']);

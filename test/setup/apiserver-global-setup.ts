@@ -1,6 +1,6 @@
 // Vitest globalSetup for the integration, e2e and reliability projects: one real control plane
 // (kube-apiserver with RBAC enforced, kube-controller-manager, embedded etcd) with the upstream
-// CRDs installed (generated ones and the verbatim ../shared/crds/), and the product's ServiceAccounts and RBAC rendered from
+// CRDs installed (generated ones and the verbatim ones of test/third_party/crds/), and the product's ServiceAccounts and RBAC rendered from
 // knative/, shared by every project of this vitest process. Tests get the admin kubeconfig
 // (`kubeconfigPath`, for fixtures and assertions) and a token per ServiceAccount
 // (`serviceAccountTokens`, for the functions under test: test/support/identities.ts).

@@ -3,23 +3,22 @@
 //   - upstream CRDs, put into test/crds/.cache/crds/ from the Go module cache by
 //     test/crds/generate.sh (ArtifactGenerator generated with controller-gen from
 //     source-watcher/api/v2, source-controller's config/crd/bases, the Knative Service);
-//   - the verbatim upstream CRDs that no served Go module carries, read from ../shared/crds/ beside
-//     the repository (Cozystack's PackageSource; Knative Eventing v1.20's PingSource, Broker,
-//     Trigger, ApiServerSource and SinkBinding), each checked against its SHA256SUMS line first.
+//   - the verbatim upstream CRDs that no served Go module carries, which the repository carries in
+//     test/third_party/crds/ (Cozystack's PackageSource; Knative Eventing v1.20's PingSource,
+//     Broker, Trigger, ApiServerSource, SinkBinding and EventPolicy; provenance and license in
+//     test/third_party/README.md), each checked against its SHA256SUMS line first.
 //     The one change made to them: a `Webhook` conversion strategy becomes `None`, because the test
 //     cluster has no Knative webhook to call (PingSource serves v1 and v1beta2; with `None` the
 //     API server only rewrites apiVersion, which is all a test that reads v1 needs).
 
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { CARRIED_CRD_DIR, SUMS_FILE, verifiedFiles } from '../support/carried-files.js';
 import { REPO_ROOT } from './apiserver-process.js';
 
-/** `../shared/crds/` relative to the repository root (CI puts a read-only copy there). */
-export const SHARED_CRD_DIR = join(REPO_ROOT, '..', 'shared', 'crds');
 export const UPSTREAM_CRD_DIR = join(REPO_ROOT, 'test', 'crds', '.cache', 'crds');
 export const UPSTREAM_CRD_SCRIPT = join(REPO_ROOT, 'test', 'crds', 'generate.sh');
 
@@ -35,55 +34,34 @@ export async function prepareUpstreamCrds(): Promise<void> {
   }
 }
 
-/** Generated upstream CRDs and the shared verbatim ones, every CRD once (a name in both fails). */
+/** Generated upstream CRDs and the carried verbatim ones, every CRD once (a name in both fails). */
 export async function loadAllCrds(): Promise<k8s.V1CustomResourceDefinition[]> {
   const upstream = await loadCrdFiles(UPSTREAM_CRD_DIR);
   if (upstream.length === 0) {
     throw new Error(`no upstream CRDs in ${UPSTREAM_CRD_DIR}: run bash ${UPSTREAM_CRD_SCRIPT}`);
   }
-  const shared = await loadSharedCrds();
+  const carried = loadCarriedCrds();
   const names = new Set(upstream.map((c) => c.metadata?.name));
-  const twice = shared.filter((c) => names.has(c.metadata?.name)).map((c) => c.metadata?.name);
+  const twice = carried.filter((c) => names.has(c.metadata?.name)).map((c) => c.metadata?.name);
   if (twice.length > 0) {
-    throw new Error(`CRDs both generated and in ${SHARED_CRD_DIR}: ${twice.join(', ')}`);
+    throw new Error(`CRDs both generated and in ${CARRIED_CRD_DIR}: ${twice.join(', ')}`);
   }
-  return [...upstream, ...shared];
+  // The optional spec fields of newer source-watchers the heal reads (pathPattern,
+  // serviceAccountName; docs/adr/0054), added before install rather than by a test mid-run.
+  for (const crd of upstream) withNewerAgFields(crd);
+  return [...upstream, ...carried];
 }
 
 /**
- * Every file listed in `dir`/SHA256SUMS, checksum verified, parsed, with a `Webhook` conversion
- * turned into `None` (no Knative webhook in the test cluster). A missing directory, a missing or
- * changed file, or a list with no CRD is an error naming the file: the tests must not run on
- * other schemas than the recorded ones.
+ * Every CRD of the carried upstream files (test/third_party/crds/), each checked against its
+ * SHA256SUMS line (support/carried-files.ts), with a `Webhook` conversion turned into `None` (no
+ * Knative webhook in the test cluster). A missing, changed or unlisted file, or a list with no
+ * CRD, is an error naming the file: the tests must not run on other schemas than the recorded ones.
  */
-export async function loadSharedCrds(
-  dir = SHARED_CRD_DIR,
-): Promise<k8s.V1CustomResourceDefinition[]> {
-  let sums: string;
-  try {
-    sums = await readFile(join(dir, 'SHA256SUMS'), 'utf8');
-  } catch (e) {
-    throw new Error(
-      `the upstream CRDs are missing: ${join(dir, 'SHA256SUMS')} (${(e as Error).message}); ` +
-        'the repository expects ../shared/crds/ beside it',
-      { cause: e },
-    );
-  }
+export function loadCarriedCrds(dir = CARRIED_CRD_DIR): k8s.V1CustomResourceDefinition[] {
   const crds: k8s.V1CustomResourceDefinition[] = [];
-  for (const line of sums.split('\n')) {
-    const m = /^([0-9a-f]{64})\s+\*?(\S+)$/.exec(line.trim());
-    if (m === null) {
-      if (line.trim() !== '')
-        throw new Error(`${join(dir, 'SHA256SUMS')}: bad line ${JSON.stringify(line)}`);
-      continue;
-    }
-    const [, want, file] = m as unknown as [string, string, string];
-    const bytes = await readFile(join(dir, file));
-    const got = createHash('sha256').update(bytes).digest('hex');
-    if (got !== want) {
-      throw new Error(`${join(dir, file)}: sha256 ${got}, but SHA256SUMS says ${want}`);
-    }
-    for (const doc of parseAllDocuments(bytes.toString('utf8'))) {
+  for (const file of verifiedFiles(dir, (name) => name.endsWith('.yaml'))) {
+    for (const doc of parseAllDocuments(file.bytes.toString('utf8'))) {
       const value = doc.toJS() as k8s.V1CustomResourceDefinition | null;
       if (value?.kind !== 'CustomResourceDefinition') continue;
       if (value.spec.conversion?.strategy === 'Webhook')
@@ -91,8 +69,32 @@ export async function loadSharedCrds(
       crds.push(value);
     }
   }
-  if (crds.length === 0) throw new Error(`no CRD listed in ${join(dir, 'SHA256SUMS')}`);
+  if (crds.length === 0) throw new Error(`no CRD listed in ${join(dir, SUMS_FILE)}`);
   return crds;
+}
+
+export const AG_CRD_NAME = 'artifactgenerators.source.extensions.fluxcd.io';
+/** Optional spec fields of newer source-watchers (2.2: pathPattern, 2.3: serviceAccountName). */
+export const NEWER_AG_FIELDS: Record<string, object> = {
+  pathPattern: { type: 'string', maxLength: 1024 },
+  serviceAccountName: { type: 'string', maxLength: 63 },
+};
+
+/**
+ * The same fields added to the ArtifactGenerator CRD in memory before the test cluster installs it
+ * (loadAllCrds), so that no test file has to update a served CRD while others
+ * watch AGs; support/newer-ag-crd.ts's ensureNewerAgFields then only probes.
+ */
+export function withNewerAgFields(crd: k8s.V1CustomResourceDefinition): void {
+  if (crd.metadata?.name !== AG_CRD_NAME) return;
+  for (const version of crd.spec.versions) {
+    const spec = version.schema?.openAPIV3Schema?.properties?.['spec'];
+    if (spec === undefined) continue;
+    spec.properties ??= {};
+    for (const [field, value] of Object.entries(NEWER_AG_FIELDS)) {
+      spec.properties[field] ??= structuredClone(value) as k8s.V1JSONSchemaProps;
+    }
+  }
 }
 
 const READY_TIMEOUT_MS = 60_000;

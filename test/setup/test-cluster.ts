@@ -1,6 +1,7 @@
 // The test cluster, ready for the product: build (cached) and start the control plane
-// (test/apiserver), install the upstream CRDs (generated, and the verbatim ones of ../shared/crds/), and the identities rendered from
-// knative/ with a token per ServiceAccount, and its ValidatingAdmissionPolicies, in force. Used by the vitest global setup, `npm start` and the
+// (test/apiserver), install the upstream CRDs (generated, and the verbatim ones the repository carries in
+// test/third_party/crds/), and the identities rendered from knative/ with a token per ServiceAccount,
+// and its ValidatingAdmissionPolicies, in force. Used by the vitest global setup, `npm start` and the
 // benchmarks, so all three run the same cluster with RBAC enforced.
 
 import * as k8s from '@kubernetes/client-node';

@@ -126,7 +126,7 @@ export interface BuildObjects {
 }
 
 /**
- * An AG rebuilt the way source-watcher v2.1.0 writes a build (../shared/traces): the in-progress
+ * An AG rebuilt the way source-watcher v2.1.0 writes a build (test/recorded/source-watcher-v2.1.0): the in-progress
  * conditions (Ready Unknown, old outputs), then the verdict (Ready=True), then the rest of status
  * (new inventory and digest). `lose: true` loses the verdict: the fluxcd/pkg#934 stall.
  */

@@ -1,5 +1,5 @@
 // The one condition vocabulary of every suite (unit, integration, reliability, bench): the Ready
-// conditions source-watcher v2.1.0 writes on an AG, worded as it words them (../shared/traces), the
+// conditions source-watcher v2.1.0 writes on an AG, worded as it words them (test/recorded/source-watcher-v2.1.0), the
 // recovery's own marker, source-watcher's Reconciling, and `readyWith` for any other reason.
 // Every builder takes `(at, generation = 1)`. Pure: no vitest, no client-node, no node:* imports,
 // so the unit tests use it too.

@@ -11,7 +11,6 @@
 
 import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
-import { inject } from 'vitest';
 import {
   createObjects,
   identityObjects,
@@ -19,10 +18,13 @@ import {
   withToken,
   type ServiceAccountName,
 } from '../setup/cluster-rbac.js';
-import { testKubeConfig } from './apiserver.js';
 import { RECOVERY_NAMESPACE, type K8sObject } from './manifests.js';
 
 export { withToken, type ServiceAccountName } from '../setup/cluster-rbac.js';
+
+// vitest is loaded only inside a vitest worker (whose state its inject() reads): `npm start --
+// --kubeconfig` reaches this module through the functions room and must run without vitest.
+const vitest = '__vitest_worker__' in globalThis ? await import('vitest') : undefined;
 
 /** The alarm name of the shipped config (knative/core/config.yaml). */
 export const SHIPPED_ALARM_NAME = 'recovery-alarm';
@@ -40,7 +42,12 @@ export function isServiceAccountName(name: string): name is ServiceAccountName {
 
 /** The token of a shipped ServiceAccount (made by the global setup). */
 export function serviceAccountToken(sa: ServiceAccountName): string {
-  const tokens = inject('serviceAccountTokens');
+  if (vitest === undefined) {
+    throw new Error(
+      `no token for ServiceAccount ${sa}: test identities exist only inside a vitest run (npm start -- --kubeconfig uses the kubeconfig as given)`,
+    );
+  }
+  const tokens = vitest.inject('serviceAccountTokens');
   const token = tokens?.[sa];
   if (token === undefined || token === '') {
     throw new Error(
@@ -112,6 +119,8 @@ export function detectTokenForAlarm(alarm: string): Promise<string> {
 }
 
 async function createDetectIdentity(alarm: string): Promise<string> {
+  // Loaded here, not above: apiserver.ts loads vitest (see `vitest` above).
+  const { testKubeConfig } = await import('./apiserver.js');
   const admin = testKubeConfig();
   const suffix = createHash('sha256').update(alarm).digest('hex').slice(0, 10);
   const sa = `detect-${suffix}`;

@@ -9,6 +9,11 @@
 // (verb, group, version, resource, subresource, namespace, name) and tagged with the client
 // that sent it: the `x-swr-client` header, else a `/_tag/<tag>` prefix on the server URL (see
 // kubeConfig(tag)), else the proxy's default tag. Watches stream through.
+//
+// With no fault, no storm and a client that brings no credentials, it is what `kubectl proxy`
+// is: a credential-adding forwarder on 127.0.0.1, whose credential-less kubeconfig
+// (proxyKubeConfig, writeKubeconfig) `npm start -- --kubeconfig` runs against (`port` picks its
+// address ahead of its start).
 
 import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -122,6 +127,8 @@ export interface KubeProxyOptions {
   tag?: string;
   /** The clock calls are stamped with and the storm's window runs on (default: the wall clock). */
   clock?: { now(): number };
+  /** The port on 127.0.0.1 to listen on (default: any free one). */
+  port?: number;
 }
 
 /**
@@ -199,6 +206,7 @@ export class KubeProxy {
   private upstream: Upstream | undefined;
   private seq = 0;
   private readonly clock: { now(): number };
+  private readonly port: number;
   private storm: StormProfile | undefined;
   private holdClock: HoldClock | undefined;
   /** Held calls, and one clock timer per release moment (see HOLD_GRANULARITY_MS). */
@@ -212,6 +220,7 @@ export class KubeProxy {
   ) {
     this.defaultTag = options.tag ?? 'default';
     this.clock = options.clock ?? { now: () => Date.now() };
+    this.port = options.port ?? 0;
   }
 
   /**
@@ -263,7 +272,7 @@ export class KubeProxy {
     });
     await new Promise<void>((done, fail) => {
       server.once('error', fail);
-      server.listen(0, '127.0.0.1', () => done());
+      server.listen(this.port, '127.0.0.1', () => done());
     });
     this.server = server;
   }
@@ -297,22 +306,12 @@ export class KubeProxy {
    * as the token's identity (a ServiceAccount, under RBAC).
    */
   kubeConfig(tag?: string, auth: { token?: string } = {}): k8s.KubeConfig {
-    const server =
-      tag === undefined ? this.url : `${this.url}${TAG_PREFIX}${encodeURIComponent(tag)}`;
-    const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({
-      // client-node refuses a plain http:// server unless TLS verification is off (there is no TLS).
-      clusters: [{ name: 'kube-proxy', server, skipTLSVerify: true }],
-      users: [{ name: 'kube-proxy', ...(auth.token === undefined ? {} : { token: auth.token }) }],
-      contexts: [{ name: 'kube-proxy', cluster: 'kube-proxy', user: 'kube-proxy' }],
-      currentContext: 'kube-proxy',
-    });
-    return kc;
+    return proxyKubeConfig(this.url, tag, auth);
   }
 
   /** Writes kubeConfig(tag, auth) to path (for processes that read a kubeconfig file). */
   async writeKubeconfig(path: string, tag?: string, auth: { token?: string } = {}): Promise<void> {
-    await writeFile(path, this.kubeConfig(tag, auth).exportConfig(), { mode: 0o600 });
+    await writeProxyKubeconfig(path, this.url, tag, auth);
   }
 
   callsMatching(match: CallMatch = {}): ProxyCall[] {
@@ -573,6 +572,37 @@ export class KubeProxy {
     }, delayMs);
     this.timers.add(timer);
   }
+}
+
+/**
+ * A KubeConfig for a proxy at `url` (http://127.0.0.1:PORT), also before it listens (see
+ * KubeProxy.kubeConfig): without a token its user holds no credential at all.
+ */
+export function proxyKubeConfig(
+  url: string,
+  tag?: string,
+  auth: { token?: string } = {},
+): k8s.KubeConfig {
+  const server = tag === undefined ? url : `${url}${TAG_PREFIX}${encodeURIComponent(tag)}`;
+  const kc = new k8s.KubeConfig();
+  kc.loadFromOptions({
+    // client-node refuses a plain http:// server unless TLS verification is off (there is no TLS).
+    clusters: [{ name: 'kube-proxy', server, skipTLSVerify: true }],
+    users: [{ name: 'kube-proxy', ...(auth.token === undefined ? {} : { token: auth.token }) }],
+    contexts: [{ name: 'kube-proxy', cluster: 'kube-proxy', user: 'kube-proxy' }],
+    currentContext: 'kube-proxy',
+  });
+  return kc;
+}
+
+/** Writes proxyKubeConfig(url, tag, auth) to path (for processes that read a kubeconfig file). */
+export async function writeProxyKubeconfig(
+  path: string,
+  url: string,
+  tag?: string,
+  auth: { token?: string } = {},
+): Promise<void> {
+  await writeFile(path, proxyKubeConfig(url, tag, auth).exportConfig(), { mode: 0o600 });
 }
 
 /** Starts a proxy in front of the cluster `target` points at. */

@@ -1,4 +1,4 @@
-// Replays recorded source-watcher scenarios (shared/traces/) on the simulator against the real test
+// Replays recorded source-watcher scenarios (test/recorded/source-watcher-v2.1.0/) on the simulator against the real test
 // API server, on a virtual clock that follows the recording's timeline: every `action` record is
 // performed at its recorded time, mapped onto the simulator's knobs (source revision, lost write,
 // slow download) or sent to the API server as recorded (create, spec edit, force, requestedAt).

@@ -1,16 +1,21 @@
-// The recorded traces of the real source-watcher v2.1.0 (shared/traces/ beside the repository,
-// described by its README): JSON Lines, one record a line. Read at test time, never copied into
-// the repository. A missing folder or file is an error with a clear message, never a skip.
+// The recorded traces of the real source-watcher v2.1.0 (test/recorded/source-watcher-v2.1.0/,
+// described by its README): JSON Lines, one record a line, each file checked against the folder's
+// SHA256SUMS (support/carried-files.ts). A missing, changed or unlisted file is an error with a
+// clear message, never a skip.
 
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { TRACES_DIR, verifiedFiles } from './carried-files.js';
 
-/** This repository's root (test/support/ is two levels down). */
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export { TRACES_DIR } from './carried-files.js';
 
-/** `<repo>/../shared/traces/`: the brief folder beside the repository (a copy of it in CI). */
-export const TRACES_DIR = resolve(REPO_ROOT, '..', 'shared', 'traces');
+/** Every recorded trace file, checksums verified: name (e.g. `S1-create-healthy.jsonl`) → text. */
+export function traceTexts(): Map<string, string> {
+  return new Map(
+    verifiedFiles(TRACES_DIR, (name) => name.endsWith('.jsonl')).map((f) => [
+      f.name,
+      f.bytes.toString('utf8'),
+    ]),
+  );
+}
 
 export interface TraceAg {
   metadata: {
@@ -89,17 +94,12 @@ export interface Trace {
 
 /** Load one trace file, e.g. `S1-create-healthy.jsonl`. Throws when it is missing or malformed. */
 export function loadTrace(file: string): Trace {
-  const path = join(TRACES_DIR, file);
-  if (!existsSync(path)) {
-    throw new Error(
-      `source-watcher trace ${path} is missing. The fidelity test replays the recordings of the ` +
-        `real source-watcher v2.1.0 from the brief folder beside the repository ` +
-        `(<repo>/../shared/traces/); put a copy of shared/ next to the clone.`,
-    );
+  const path = `${TRACES_DIR}/${file}`;
+  const text = traceTexts().get(file);
+  if (text === undefined) {
+    throw new Error(`source-watcher trace ${path} is not among the recorded traces`);
   }
-  const lines = readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '');
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
   const parsed = lines.map((line, i) => {
     try {
       return JSON.parse(line) as { rec?: string };

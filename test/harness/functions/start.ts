@@ -12,14 +12,24 @@ import { buildFunctionApp, FUNCTION_NAMES, functionKubeClient, type FunctionName
 import { serve, type Served } from './serve.js';
 import { testConfig } from './test-deps.js';
 
+/**
+ * Whose credentials a function calls the API server with.
+ * - 'test-identity' (the suites' default): kubeConfig as is when it carries credentials of its
+ *   own (a ServiceAccount's token, a kubeconfig file's, the log-hygiene suite's marker
+ *   credentials); otherwise the function's own ServiceAccount (test/support/identities.ts, inside
+ *   a vitest run only).
+ * - 'as-given' (`npm start -- --kubeconfig`): exactly kubeConfig, whatever its user holds (a
+ *   token, a client certificate, an exec plugin, or nothing when a proxy in front of the API
+ *   server authenticates, as `kubectl proxy` does). No test identity is looked up.
+ */
+export type FunctionCredentials = 'test-identity' | 'as-given';
+
 export interface StartFunctionOptions {
   readonly fn: FunctionName;
-  /**
-   * The cluster (the API server or a proxy). Used as is when it carries credentials of its own
-   * (a ServiceAccount's token, a kubeconfig file's, the log-hygiene suite's marker credentials);
-   * otherwise as the function's own ServiceAccount (test/support/identities.ts).
-   */
+  /** The cluster (the API server or a proxy), seen through `credentials`. */
   readonly kubeConfig?: KubeConfig;
+  /** Default 'test-identity'. */
+  readonly credentials?: FunctionCredentials;
   /**
    * A Kubernetes client of the caller's own (a bench's counting one) instead of the product's on
    * kubeConfig (then kubeConfig is needed only by heal-external-artifacts).
@@ -47,6 +57,7 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
   const given = opts.kubeConfig ?? (opts.kube !== undefined ? new KubeConfig() : undefined);
   if (given === undefined) throw new Error(`${opts.fn} needs a kubeConfig or a kube client`);
   const needsIdentity =
+    opts.credentials !== 'as-given' &&
     opts.fn !== 'dead-letter' &&
     (opts.kube === undefined || opts.fn === 'heal-external-artifacts') &&
     !hasOwnCredentials(given);
@@ -116,6 +127,8 @@ export interface StartFunctionsOptions {
   clock: Clock;
   /** The KubeConfig a function's ServiceAccount would have (tagged per function by the proxy). */
   kubeConfigFor: (name: FunctionName) => KubeConfig;
+  /** Default 'test-identity' (see FunctionCredentials). */
+  credentials?: FunctionCredentials;
   brokerUrl: string;
   /** Extra environment (RECOVERY_MODE, RECOVERY_GRACE_PERIOD, KUBE_REQUEST_TIMEOUT_MS, ...). */
   env: Readonly<Record<string, string>>;
@@ -163,6 +176,7 @@ async function startReplica(
   const running = await startFunction({
     fn: name,
     kubeConfig: opts.kubeConfigFor(name),
+    ...(opts.credentials !== undefined ? { credentials: opts.credentials } : {}),
     clock: opts.clock,
     config,
     requestTimeoutMs: config.kubeRequestTimeoutMs,

@@ -3,20 +3,50 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubePort } from '../../../shared/kube/port.js';
-import type { Clock } from '../../../shared/runtime/clock.js';
+import { deadlineOn, type Clock, type Deadline } from '../../../shared/runtime/clock.js';
 import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js';
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import { asFunction } from '../../support/identities.js';
 import { functionKubeClient, type FunctionName } from './apps.js';
 
-/** A clock the test sets by hand. */
+/**
+ * A clock the test sets by hand. Setting `t` or advance() moves the wall and the monotonic clock
+ * together; jumpWall() steps the wall alone. Deadlines fire in advance(), on the monotonic clock.
+ */
 export class SettableClock implements Clock {
+  #wallOffset = 0;
+  readonly #deadlines = new Set<{ at: number; fire: () => void }>();
   constructor(public t: number) {}
   now(): number {
     return this.t;
   }
+  monotonicMs(): number {
+    return this.t - this.#wallOffset;
+  }
+  deadline(ms: number): Deadline {
+    return deadlineOn(ms, (fire) => {
+      const entry = { at: this.monotonicMs() + ms, fire };
+      this.#deadlines.add(entry);
+      return () => this.#deadlines.delete(entry);
+    });
+  }
   advance(ms: number): void {
     this.t += ms;
+    const now = this.monotonicMs();
+    for (const d of [...this.#deadlines]) {
+      if (d.at > now) continue;
+      this.#deadlines.delete(d);
+      d.fire();
+    }
+  }
+  /** Steps the wall reading (NTP, an operator) without moving the monotonic clock. */
+  jumpWall(ms: number): void {
+    this.t += ms;
+    this.#wallOffset += ms;
+  }
+  /** Deadlines armed and not yet fired or cleared (for tests). */
+  get pendingDeadlines(): number {
+    return this.#deadlines.size;
   }
 }
 

@@ -38,3 +38,12 @@ export const DEFAULT_BUILD_TIME_MS = 1000;
 export const DEFAULT_CONCURRENCY = 4;
 /** The field manager of every write: source-watcher's own name (its managedFields entries). */
 export const FIELD_MANAGER = 'source-watcher';
+
+/** The pause annotation (ReconcileAnnotation) and its value, matched case-insensitively (IsDisabled). */
+export const RECONCILE_ANNOTATION = 'source.extensions.fluxcd.io/reconcile';
+export const DISABLED_VALUE = 'disabled';
+
+export function isDisabled(annotations: Record<string, string> | undefined): boolean {
+  const v = annotations?.[RECONCILE_ANNOTATION];
+  return typeof v === 'string' && v.toLowerCase() === DISABLED_VALUE;
+}

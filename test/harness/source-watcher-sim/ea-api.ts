@@ -3,8 +3,11 @@
 // status are server-side applied as field manager `source-watcher`: the object with force (it is
 // source-watcher's), the status without, so that a status.artifact.digest another field manager
 // owns (left by `kubectl patch` or `kubectl edit`) makes the real API server answer 409 Conflict,
-// the measured behaviour that fails the AG with ReconciliationFailed (docs/adr/0039). Nothing here
-// watches ExternalArtifacts: source-watcher v2.1.0 does not (fluxcd/source-watcher#346).
+// the measured behaviour that fails the AG with ReconciliationFailed (docs/adr/0039). The object
+// carries the generator label and `app.kubernetes.io/managed-by: source-watcher` (its controller
+// name, reconcileExternalArtifact). They are listed in the AG's namespace, as
+// detectExternalArtifactsDrift does (v2.1, v2.2). Nothing here watches ExternalArtifacts:
+// source-watcher v2.1.0 does not (fluxcd/source-watcher#346).
 
 import {
   CustomObjectsApi,
@@ -20,7 +23,6 @@ const EA_GROUP = 'source.toolkit.fluxcd.io';
 const EA_VERSION = 'v1';
 const EA_RESOURCE = { group: EA_GROUP, version: EA_VERSION, plural: 'externalartifacts' };
 const GENERATOR_LABEL = 'source.extensions.fluxcd.io/generator';
-/** source-watcher v2.1.0 labels every ExternalArtifact it generates with both (its ControllerName). */
 const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 
 const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
@@ -43,6 +45,37 @@ export interface Generator {
   namespace: string;
   name: string;
   uid: string;
+}
+
+/**
+ * An ExternalArtifact apply that the API server refused, with the message source-watcher puts in
+ * the AG's Ready condition for it (`fmt.Errorf` in reconcileExternalArtifact, then
+ * "%s reconcile failed: %s" with the artifact's name in reconcile).
+ */
+export class EaApplyError extends Error {
+  readonly code: number | undefined;
+  constructor(step: 'apply' | 'apply-status', name: string, cause: unknown) {
+    const what =
+      step === 'apply'
+        ? 'failed to apply ExternalArtifact'
+        : 'failed to patchStatus ExternalArtifact status';
+    super(`${name} reconcile failed: ${what}: ${apiMessageOf(cause)}`);
+    this.code = httpStatusOf(cause);
+  }
+}
+
+/** The API server's Status message (what client-go's error string is), else the error's own. */
+function apiMessageOf(e: unknown): string {
+  const body = (e as { body?: unknown } | null)?.body;
+  if (typeof body === 'string') {
+    try {
+      const status = JSON.parse(body) as { message?: unknown };
+      if (typeof status.message === 'string') return status.message;
+    } catch {
+      // not a Status
+    }
+  }
+  return e instanceof Error ? e.message : String(e);
 }
 
 /** One ExternalArtifact write of the simulator, for tests that hold it to the order of writes. */
@@ -73,16 +106,17 @@ export class EaApi {
     }
   }
 
-  /** Every ExternalArtifact labelled with the generator's uid (source-watcher reads its cache). */
-  async listFor(uid: string): Promise<SimExternalArtifact[]> {
-    const res = (await this.#api.listClusterCustomObject({
+  /** The ExternalArtifacts in `namespace` labelled with the generator's uid (its cache). */
+  async listFor(namespace: string, uid: string): Promise<SimExternalArtifact[]> {
+    const res = (await this.#api.listNamespacedCustomObject({
       ...EA_RESOURCE,
+      namespace,
       labelSelector: `${GENERATOR_LABEL}=${uid}`,
     })) as { items?: SimExternalArtifact[] };
     return res.items ?? [];
   }
 
-  /** Applies the object, then its status.artifact. Throws the API error (409 on a conflict). */
+  /** Applies the object, then its status.artifact. Throws an EaApplyError (409 on a conflict). */
   async applyEntry(
     gen: Generator,
     entry: SimInventoryEntry,
@@ -96,7 +130,14 @@ export class EaApi {
       fieldManager: FIELD_MANAGER,
     };
     const meta = { name: entry.name, namespace: entry.namespace };
-    await this.#send({ verb: 'apply', ...meta }, () =>
+    const step = async (which: 'apply' | 'apply-status', run: () => Promise<unknown>) => {
+      try {
+        await this.#send({ verb: which, ...meta }, run);
+      } catch (e) {
+        throw new EaApplyError(which, entry.name, e);
+      }
+    };
+    await step('apply', () =>
       this.#api.patchNamespacedCustomObject(
         {
           ...base,
@@ -120,7 +161,7 @@ export class EaApi {
         apply,
       ),
     );
-    await this.#send({ verb: 'apply-status', ...meta }, () =>
+    await step('apply-status', () =>
       this.#api.patchNamespacedCustomObjectStatus(
         {
           ...base,

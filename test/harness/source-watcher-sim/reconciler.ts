@@ -1,12 +1,13 @@
 // One source-watcher v2.1.0 reconcile of one ArtifactGenerator, step by step (DESIGN §2):
-// 1 finalizer, 2 sources, 3 drift check, 4 in-progress patch + build, 5 outcome,
-// 6 lastHandledReconcileAt + final patch (always).
+// 1 finalizer, (paused: nothing more), 2 sources, 3 drift check, 4 in-progress patch + build,
+// 5 outcome, 6 lastHandledReconcileAt + final patch (always, also when paused).
 
 import type { AgApi } from './ag-api.js';
 import { removeCondition, setCondition, type ConditionUpdate } from './conditions.js';
 import {
   FINALIZER,
   FINALIZER_REQUEUE_MS,
+  isDisabled,
   MSG_IN_PROGRESS,
   READY,
   REASON_BUILD_FAILED,
@@ -21,7 +22,7 @@ import {
 } from './constants.js';
 import { buildInventory, sourcesDigest } from './digests.js';
 import { detectDrift, type DriftReason } from './drift.js';
-import { externalArtifactsMatch, type EaApi } from './ea-api.js';
+import { EaApplyError, externalArtifactsMatch, type EaApi } from './ea-api.js';
 import { httpStatusOf } from './ag-api.js';
 import { clone } from './json.js';
 import type { Knobs } from './knobs.js';
@@ -33,6 +34,7 @@ export type ReconcileOutcome =
   | 'NotFound'
   | 'Finalized'
   | 'FinalizerAdded'
+  | 'Disabled'
   | 'SourceFetchFailed'
   | 'NoDrift'
   | 'InProgressPatchFailed'
@@ -146,6 +148,10 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     obj.metadata.finalizers = [...(obj.metadata.finalizers ?? []), FINALIZER];
     markInProgress();
     result = { outcome: 'FinalizerAdded', requeueAfterMs: FINALIZER_REQUEUE_MS };
+  } else if (isDisabled(obj.metadata.annotations)) {
+    // Paused (the reconcile annotation): no drift check, no build, no requeue; the deferred
+    // status patch below still records a requestedAt as handled.
+    result = { outcome: 'Disabled' };
   } else {
     result = await reconcileSources(obj);
   }
@@ -182,7 +188,7 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
     // The last check (detectExternalArtifactsDrift): the objects labelled with the AG's uid must
     // match the inventory. It runs only when a reconcile is asked for: nothing watches them.
     if (drift === undefined && deps.eas && ag.metadata.uid) {
-      const eas = await deps.eas.listFor(ag.metadata.uid);
+      const eas = await deps.eas.listFor(namespace, ag.metadata.uid);
       deps.guard();
       if (!externalArtifactsMatch(ag.status?.inventory ?? [], eas))
         drift = 'ExternalArtifactsDiffer';
@@ -237,15 +243,15 @@ export async function reconcile(deps: ReconcilerDeps, key: AgKey): Promise<Recon
         }
       } catch (e) {
         if (e instanceof StoppedError) throw e;
-        const code = httpStatusOf(e);
+        const code = e instanceof EaApplyError ? e.code : httpStatusOf(e);
         set({
           type: READY,
           status: 'False',
           reason: REASON_RECONCILIATION_FAILED,
           message:
-            code === 409
-              ? 'ExternalArtifact apply failed: conflict with another field manager on status.artifact.digest'
-              : `ExternalArtifact apply failed: HTTP ${code ?? 'error'}`,
+            e instanceof EaApplyError
+              ? e.message
+              : `garbage collection failed: ${e instanceof Error ? e.message : String(e)}`,
         });
         return {
           outcome: 'ReconciliationFailed',

@@ -10,7 +10,7 @@
 //       (b). So a patch that changed only conditions still sends (c) with the body `{}`, and the
 //       finalizer patch of a new AG sends (c) with only metadata.finalizers: both are no-ops on
 //       the server (the status subresource ignores metadata), exactly as recorded from the real
-//       source-watcher v2.1.0 (shared/traces, docs/adr/0013-simulator-fidelity.md).
+//       source-watcher v2.1.0 (test/recorded/source-watcher-v2.1.0, docs/adr/0013-simulator-fidelity.md).
 // Between patches it remembers what it last wrote successfully, so each patch sends only what
 // changed since (like the SerialPatcher's "before" object).
 

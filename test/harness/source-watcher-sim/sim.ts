@@ -47,6 +47,7 @@ const OUTCOMES: readonly ReconcileOutcome[] = [
   'NotFound',
   'Finalized',
   'FinalizerAdded',
+  'Disabled',
   'SourceFetchFailed',
   'NoDrift',
   'InProgressPatchFailed',

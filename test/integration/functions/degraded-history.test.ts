@@ -136,6 +136,8 @@ describe('detect, sweep: history reads have a budget', () => {
     const wall0 = Date.now();
     const clock = new SettableClock(T0 + 40_000);
     clock.now = () => T0 + 40_000 + (Date.now() - wall0);
+    // The budget runs on the monotonic clock (ADR 57): real time here too.
+    clock.monotonicMs = () => Date.now() - wall0;
     const d = await startDetect(clock, { env: { SWEEP_BUDGET_MS: '300' } });
     await createAgWithStatus(kc, stuckStatus(T0 + 30_000));
     const stuck = await createAgWithStatus(kc, stuckStatus(T0));

@@ -12,6 +12,7 @@ import {
   APISERVER_UPDATE,
   EA_KIND,
   LABEL_GENERATOR,
+  LABEL_MANAGED_BY,
   formatTimeNano,
   type ArtifactGenerator,
   type ExternalArtifact,
@@ -109,7 +110,7 @@ async function applyAsSourceWatcher(
         metadata: {
           ...meta,
           labels: {
-            'app.kubernetes.io/managed-by': 'source-watcher',
+            [LABEL_MANAGED_BY]: 'source-watcher',
             [LABEL_GENERATOR]: ag.metadata?.uid ?? '',
           },
         },

@@ -11,6 +11,11 @@ import {
   matchesInventory,
   withObserved,
   LABEL_GENERATOR,
+  LABEL_MANAGED_BY,
+  statusConflictOf,
+  isPaused,
+  recreateIdentityFor,
+  externalArtifactNamespaces,
   type ArtifactGenerator,
   type EaDrift,
   type ExternalArtifact,
@@ -22,6 +27,14 @@ import { readyWith } from '../../support/conditions.js';
 
 const NS = 'cozy-system';
 const UID = 'ag-uid-1';
+
+/** source-watcher's apply of the object (reconcileExternalArtifact): labels and spec.sourceRef. */
+const appliedBy = (manager: string) => ({
+  manager,
+  operation: 'Apply',
+  fieldsType: 'FieldsV1',
+  fieldsV1: { 'f:metadata': { 'f:labels': {} }, 'f:spec': { 'f:sourceRef': {} } },
+});
 
 const ownedBy = (manager: string) => ({
   manager,
@@ -35,24 +48,34 @@ function ea(
   name: string,
   digest: string,
   owner: string = 'source-watcher',
-  extra: Partial<{ uid: string; rv: string }> = {},
+  extra: Partial<{
+    uid: string;
+    rv: string;
+    managedBy: string | null;
+    sourceRefName: string;
+    namespace: string;
+  }> = {},
 ): ExternalArtifact {
+  const managedBy = extra.managedBy === undefined ? 'source-watcher' : extra.managedBy;
   return {
     apiVersion: 'source.toolkit.fluxcd.io/v1',
     kind: 'ExternalArtifact',
     metadata: {
-      namespace: NS,
+      namespace: extra.namespace ?? NS,
       name,
       uid: extra.uid ?? `uid-${name}`,
       resourceVersion: extra.rv ?? '100',
-      labels: { [LABEL_GENERATOR]: UID },
-      managedFields: owner === 'none' ? [] : [ownedBy(owner)],
+      labels: {
+        [LABEL_GENERATOR]: UID,
+        ...(managedBy !== null ? { [LABEL_MANAGED_BY]: managedBy } : {}),
+      },
+      managedFields: owner === 'none' ? [] : [appliedBy('source-watcher'), ownedBy(owner)],
     },
     spec: {
       sourceRef: {
         apiVersion: 'source.extensions.fluxcd.io/v1beta1',
         kind: 'ArtifactGenerator',
-        name: 'ag',
+        name: extra.sourceRefName ?? 'ag',
         namespace: NS,
       },
     },
@@ -78,6 +101,8 @@ function ag(
     annotations: Record<string, string>;
     lastHandled: string;
     deleting: boolean;
+    message: string;
+    spec: Record<string, unknown>;
   }> = {},
 ): ArtifactGenerator {
   const generation = over.generation ?? 1;
@@ -92,18 +117,24 @@ function ag(
       ...(over.annotations ? { annotations: over.annotations } : {}),
       ...(over.deleting ? { deletionTimestamp: '2026-12-01T10:00:00Z' } : {}),
     },
-    spec: { artifacts: (over.artifacts ?? ['a', 'b']).map((name) => ({ name })) },
+    spec: {
+      artifacts: (over.artifacts ?? ['a', 'b']).map((name) => ({ name })),
+      ...over.spec,
+    },
     status: {
       conditions:
         ready === 'none'
           ? []
           : [
-              readyWith(
-                ready,
-                over.reason ?? (ready === 'True' ? 'Succeeded' : 'Progressing'),
-                Date.UTC(2026, 11, 1, 10),
-                over.observedGeneration ?? generation,
-              ),
+              {
+                ...readyWith(
+                  ready,
+                  over.reason ?? (ready === 'True' ? 'Succeeded' : 'Progressing'),
+                  Date.UTC(2026, 11, 1, 10),
+                  over.observedGeneration ?? generation,
+                ),
+                ...(over.message !== undefined ? { message: over.message } : {}),
+              },
             ],
       inventory: over.inventory ?? [inv('a', 'sha256:a1'), inv('b', 'sha256:b1')],
       ...(over.lastHandled !== undefined ? { lastHandledReconcileAt: over.lastHandled } : {}),
@@ -122,6 +153,7 @@ const recreateA = (owner: string, resourceVersion: string): RecreateTarget => ({
   uid: 'u-a',
   resourceVersion,
   owner,
+  manager: 'source-watcher',
 });
 const heal = (drift: EaDrift[], recreate: RecreateTarget[] = [], bump = true): HealDecision => ({
   kind: 'heal',
@@ -130,6 +162,15 @@ const heal = (drift: EaDrift[], recreate: RecreateTarget[] = [], bump = true): H
   bump,
 });
 const pending = { 'reconcile.fluxcd.io/requestedAt': 't2' };
+/** Ready as source-watcher writes it when the status apply of `name` conflicts (real 409 text). */
+const conflictOn = (name: string) => ({
+  ready: 'False' as const,
+  reason: 'ReconciliationFailed',
+  message:
+    `${name} reconcile failed: failed to patchStatus ExternalArtifact status: Apply failed with ` +
+    '1 conflict: conflict with "kubectl-patch" with subresource "status" using ' +
+    'source.toolkit.fluxcd.io/v1: .status.artifact.digest',
+});
 const handled = { 'reconcile.fluxcd.io/requestedAt': 't1' };
 
 describe('decideHeal: the table', () => {
@@ -208,20 +249,112 @@ describe('decideHeal: the table', () => {
     ],
     [
       'failed by the conflict (ReconciliationFailed), foreign owner still there: recreate and bump',
-      ag({
-        ready: 'False',
-        reason: 'ReconciliationFailed',
-        annotations: handled,
-        lastHandled: 't1',
-      }),
+      ag({ ...conflictOn('a'), annotations: handled, lastHandled: 't1' }),
       [ea('a', 'sha256:evil', 'kubectl-patch', { uid: 'u-a', rv: '9' }), ea('b', 'sha256:b1')],
       heal([changed('a')], [recreateA('kubectl-patch', '9')]),
     ],
     [
-      'failing honestly (BuildFailed) with an ExternalArtifact missing: left to source-watcher',
-      ag({ ready: 'False', reason: 'BuildFailed' }),
+      'failed by the conflict, the object already deleted (the bump failed): the bump is finished',
+      ag(conflictOn('a')),
       [ea('b', 'sha256:b1')],
-      leave('not-ready'),
+      heal([missing('a')]),
+    ],
+    [
+      'failed by the conflict on another artifact than the drifted one: left',
+      ag(conflictOn('b')),
+      [ea('a', 'sha256:evil', 'kubectl-patch', { uid: 'u-a', rv: '9' }), ea('b', 'sha256:b1')],
+      leave('failed'),
+    ],
+    [
+      'failed by another apply error (ReconciliationFailed, not the status conflict): left',
+      ag({
+        ready: 'False',
+        reason: 'ReconciliationFailed',
+        message:
+          'a reconcile failed: failed to apply ExternalArtifact: etcdserver: request timed out',
+      }),
+      [ea('a', 'sha256:evil', 'kubectl-patch'), ea('b', 'sha256:b1')],
+      leave('failed'),
+    ],
+    [
+      'failed fetching its sources (SourceFetchFailed), a foreign-owned digest: left',
+      ag({ ready: 'False', reason: 'SourceFetchFailed', message: 'get sources failed: x' }),
+      [ea('a', 'sha256:evil', 'kubectl-patch'), ea('b', 'sha256:b1')],
+      leave('failed'),
+    ],
+    [
+      'failed on a pathPattern (BuildFailed, Stalled), an ExternalArtifact missing: left',
+      ag({ ready: 'False', reason: 'BuildFailed', message: 'failed to expand path pattern: x' }),
+      [ea('b', 'sha256:b1')],
+      leave('failed'),
+    ],
+    [
+      'paused (disabled), an ExternalArtifact pinned by an operator: left',
+      ag({ annotations: { 'source.extensions.fluxcd.io/reconcile': 'disabled' } }),
+      [ea('a', 'sha256:pinned', 'kubectl-patch'), ea('b', 'sha256:b1')],
+      leave('paused'),
+    ],
+    [
+      "paused (v2.3's Disabled), an ExternalArtifact deleted: left",
+      ag({ annotations: { 'source.extensions.fluxcd.io/reconcile': 'Disabled' } }),
+      [ea('b', 'sha256:b1')],
+      leave('paused'),
+    ],
+    [
+      'pathPattern: a generated name (not a declared template) deleted: bump',
+      ag({
+        artifacts: ['{app}'],
+        spec: { pathPattern: '@src/apps/{app}' },
+        inventory: [inv('app-x', 'sha256:x1'), inv('app-y', 'sha256:y1')],
+      }),
+      [ea('app-y', 'sha256:y1')],
+      heal([missing('app-x')]),
+    ],
+    [
+      'pathPattern: a generated name with a foreign-owned digest: recreate and bump',
+      ag({
+        artifacts: ['{app}'],
+        spec: { pathPattern: '@src/apps/{app}' },
+        inventory: [inv('a', 'sha256:a1')],
+      }),
+      [ea('a', 'sha256:evil', 'kubectl-patch', { uid: 'u-a', rv: '3' })],
+      heal([changed('a')], [recreateA('kubectl-patch', '3')]),
+    ],
+    [
+      'a foreign digest on an object whose managed-by label is missing: not ours, left',
+      ag(),
+      [ea('a', 'sha256:evil', 'kubectl-patch', { managedBy: null }), ea('b', 'sha256:b1')],
+      leave('not-ours'),
+    ],
+    [
+      'a foreign digest on an object managed by another controller (not the applier): left',
+      ag(),
+      [ea('a', 'sha256:evil', 'kubectl-patch', { managedBy: 'helm' }), ea('b', 'sha256:b1')],
+      leave('not-ours'),
+    ],
+    [
+      'a foreign digest on an object whose sourceRef names another AG: left',
+      ag(),
+      [ea('a', 'sha256:evil', 'kubectl-patch', { sourceRefName: 'other' }), ea('b', 'sha256:b1')],
+      leave('not-ours'),
+    ],
+    [
+      'an object of another AG (another uid) in the list does not count',
+      ag(),
+      [...inStep, { ...ea('c', 'sha256:c1'), metadata: { ...ea('c', 'x').metadata, labels: {} } }],
+      leave('in-step'),
+    ],
+    [
+      'v2.3: the inventory also lists a managed Namespace, skipped',
+      ag({
+        inventory: [
+          inv('a', 'sha256:a1'),
+          inv('b', 'sha256:b1'),
+          { kind: 'Namespace', name: 'apps', digest: 'd' } as InventoryEntry,
+        ],
+      }),
+      inStep,
+      leave('in-step'),
     ],
   ])('%s', (_name, a, eas, want) => {
     expect(decideHeal(a, eas)).toEqual(want);
@@ -269,6 +402,118 @@ describe('withObserved: the event laid over a lagging list', () => {
     const older = ea('a', 'sha256:x', 'kubectl-patch', { rv: '99' });
     expect(withObserved(inStep, older, false)[0]).toBe(inStep[0]);
     expect(withObserved([inStep[1]!], newer, false)).toHaveLength(2);
+  });
+});
+
+describe('the rules read from source-watcher (ADR 54)', () => {
+  it.each<[string, string | undefined, boolean]>([
+    ['disabled', 'disabled', true],
+    ["v2.3's Disabled", 'Disabled', true],
+    ['DISABLED', 'DISABLED', true],
+    ['enabled', 'enabled', false],
+    ['absent', undefined, false],
+    ['disabled with a space', 'disabled ', false],
+  ])('pause annotation %s', (_n, value, paused) => {
+    const a = ag(
+      value === undefined
+        ? {}
+        : { annotations: { 'source.extensions.fluxcd.io/reconcile': value } },
+    );
+    expect(isPaused(a)).toBe(paused);
+  });
+
+  it.each<[string, Partial<Parameters<typeof ag>[0]>, string | null]>([
+    ['the status-apply conflict', conflictOn('app-x'), 'app-x'],
+    ['Ready True', {}, null],
+    [
+      'another reason',
+      { ready: 'False', reason: 'BuildFailed', message: conflictOn('a').message },
+      null,
+    ],
+    [
+      'the object apply failed (not its status)',
+      {
+        ready: 'False',
+        reason: 'ReconciliationFailed',
+        message:
+          'a reconcile failed: failed to apply ExternalArtifact: Apply failed with 1 conflict',
+      },
+      null,
+    ],
+    [
+      'the status apply failed otherwise (a timeout)',
+      {
+        ready: 'False',
+        reason: 'ReconciliationFailed',
+        message: 'a reconcile failed: failed to patchStatus ExternalArtifact status: etcdserver: x',
+      },
+      null,
+    ],
+    [
+      'a name that is no object name',
+      {
+        ready: 'False',
+        reason: 'ReconciliationFailed',
+        message: conflictOn('a').message.replace(/^a /, 'Not_A_Name '),
+      },
+      null,
+    ],
+  ])('statusConflictOf: %s', (_n, over, want) => {
+    expect(statusConflictOf(ag(over))).toBe(want);
+  });
+
+  it('lists in the AG namespace and the namespaces its inventory names, each once', () => {
+    const a = ag({
+      inventory: [
+        inv('a', 'd'),
+        { name: 'b', namespace: 'apps', digest: 'd', filename: 'b' },
+        { name: 'c', namespace: 'apps', digest: 'd', filename: 'c' },
+        { name: 'd', namespace: 'Bad_NS', digest: 'd', filename: 'd' },
+        { kind: 'Namespace', name: 'apps2', digest: 'd' } as InventoryEntry,
+      ],
+    });
+    expect(externalArtifactNamespaces(a)).toEqual([NS, 'apps']);
+  });
+
+  it.each<[string, Record<string, unknown>, string, unknown]>([
+    ['own namespace, no serviceAccountName: the controller', {}, NS, { kind: 'controller' }],
+    ['another namespace, no serviceAccountName: unknown', {}, 'apps', { kind: 'unknown' }],
+    [
+      'serviceAccountName: that ServiceAccount, in any namespace',
+      { serviceAccountName: 'builder' },
+      NS,
+      { kind: 'service-account', namespace: NS, name: 'builder' },
+    ],
+    [
+      'serviceAccountName, another namespace',
+      { serviceAccountName: 'builder' },
+      'apps',
+      { kind: 'service-account', namespace: NS, name: 'builder' },
+    ],
+    [
+      'a malformed serviceAccountName: unknown',
+      { serviceAccountName: 'Bad_SA' },
+      NS,
+      { kind: 'unknown' },
+    ],
+  ])('recreateIdentityFor: %s', (_n, spec, ns, want) => {
+    expect(recreateIdentityFor(ag({ spec }), ns)).toEqual(want);
+  });
+
+  it('a cross-namespace target (v2.3 spec.artifacts[].namespace) is healed like any other', () => {
+    const a = ag({
+      artifacts: ['a'],
+      spec: { artifacts: [{ name: 'a', namespace: 'apps' }] },
+      inventory: [{ name: 'a', namespace: 'apps', digest: 'sha256:a1', filename: 'a' }],
+    });
+    const e = ea('a', 'sha256:evil', 'kubectl-patch', { uid: 'u-a', rv: '5', namespace: 'apps' });
+    expect(decideHeal(a, [e])).toEqual(
+      heal(
+        [{ kind: 'digest', namespace: 'apps', name: 'a' }],
+        [{ ...recreateA('kubectl-patch', '5'), namespace: 'apps' }],
+      ),
+    );
+    expect(decideHeal(a, [])).toEqual(heal([{ kind: 'missing', namespace: 'apps', name: 'a' }]));
   });
 });
 
@@ -343,6 +588,43 @@ describe('decideHeal: properties', () => {
             del || owner === 'none' ? eas : eas.filter((e) => e.metadata?.name !== victim),
           );
           expect(again).toEqual({ kind: 'leave', why: 'request-pending' });
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('a paused AG, or one failed for anything but the status-apply conflict, never heals, whatever its ExternalArtifacts', () => {
+    const blocked = fc.oneof(
+      fc
+        .constantFrom('disabled', 'Disabled', 'DISABLED', 'dIsAbLeD')
+        .map((v) => ({ annotations: { 'source.extensions.fluxcd.io/reconcile': v } })),
+      fc
+        .record({
+          reason: fc.constantFrom('SourceFetchFailed', 'BuildFailed', 'ReconciliationFailed'),
+          message: fc.oneof(
+            fc.string(),
+            fc.constant(
+              'a reconcile failed: failed to apply ExternalArtifact: Apply failed with 1',
+            ),
+          ),
+        })
+        .map((r) => ({ ready: 'False' as const, ...r })),
+    );
+    fc.assert(
+      fc.property(
+        names,
+        blocked,
+        fc.array(
+          fc.tuple(
+            fc.constantFrom('a', 'b', 'c'),
+            fc.constantFrom('kubectl-patch', 'source-watcher', 'none'),
+          ),
+        ),
+        (artifacts, over, objects) => {
+          const a = ag({ artifacts, inventory: artifacts.map((n) => inv(n, `d-${n}`)), ...over });
+          const eas = objects.map(([n, owner]) => ea(n, 'sha256:other', owner));
+          expect(decideHeal(a, eas).kind).toBe('leave');
         },
       ),
       { numRuns: 1000 },

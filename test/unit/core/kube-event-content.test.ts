@@ -311,3 +311,25 @@ describe('capNote and formatTimeMicro', () => {
     expect(formatTimeMicro(Date.UTC(2026, 0, 2, 3, 4, 5, 67))).toBe('2026-01-02T03:04:05.067000Z');
   });
 });
+
+describe('heal-left (docs/adr/0054)', () => {
+  it('a Warning that names the drift and who could not re-create it', () => {
+    const c = stepContent(
+      {
+        kind: 'heal-left',
+        drift: ['digest apps/a'],
+        left: ['apps/a (as ServiceAccount cozy-system/builder)'],
+        stamp: 'u@1',
+      },
+      AG,
+    );
+    expect(c).toMatchObject({
+      reason: 'ExternalArtifactDriftLeft',
+      action: 'HealExternalArtifacts',
+      type: 'Warning',
+      stamp: 'u@1',
+    });
+    expect(c.note).toContain('digest apps/a');
+    expect(c.note).toContain('could not re-create apps/a (as ServiceAccount cozy-system/builder)');
+  });
+});

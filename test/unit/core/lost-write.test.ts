@@ -1,6 +1,6 @@
 // The lost-write signal (signal B): a pure comparison of an AG with its previous version, and how
 // it opens the gate. The honest/stuck sequences follow the order source-watcher v2.1.0 was
-// recorded to write in (../shared/traces/README.md): in-progress conditions, then the verdict,
+// recorded to write in (test/recorded/source-watcher-v2.1.0/README.md): in-progress conditions, then the verdict,
 // then the rest of status; a stall loses the verdict and keeps the rest.
 
 import fc from 'fast-check';

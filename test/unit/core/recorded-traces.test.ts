@@ -1,18 +1,16 @@
-// The signal over the recorded real source-watcher (../shared/traces/, v2.1.0, S1-S10): every
+// The signal over the recorded real source-watcher (test/recorded/source-watcher-v2.1.0/, S1-S10): every
 // object of every trace, compared with the previous object of the same AG, as detect compares an
 // event with the AG's stored previous version. The recorded fact (ADR 14, the README): every stall
 // that ran a build moved its outputs while Ready stayed Unknown, and no honest in-progress object
 // did. Which objects are stalls is read from the trace itself, not from the product: the object
 // that source-watcher's next successful write produced after the fault proxy failed its Ready
-// write. A trace missing from ../shared/traces fails the test.
+// write. A trace missing from the recorded folder (or changed: SHA256SUMS) fails the test.
 
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { outputsMovedWhileUnknown, type ArtifactGenerator } from '../../../shared/core/index.js';
-import { REPO_ROOT } from '../../setup/apiserver-process.js';
+import { TRACES_DIR, traceTexts } from '../../support/sw-traces.js';
 
-const TRACE_DIR = join(REPO_ROOT, '..', 'shared', 'traces');
+const TEXTS = traceTexts();
 const SCENARIOS = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10'];
 
 interface TraceRecord {
@@ -36,15 +34,15 @@ interface ObjectSeen {
 }
 
 function traceFiles(): string[] {
-  const files = readdirSync(TRACE_DIR).filter((f) => f.endsWith('.jsonl'));
+  const files = [...TEXTS.keys()];
   for (const s of SCENARIOS) {
-    if (!files.some((f) => f.startsWith(`${s}-`))) throw new Error(`${TRACE_DIR}: no ${s} trace`);
+    if (!files.some((f) => f.startsWith(`${s}-`))) throw new Error(`${TRACES_DIR}: no ${s} trace`);
   }
   return files.sort();
 }
 
 function records(file: string): TraceRecord[] {
-  return readFileSync(join(TRACE_DIR, file), 'utf8')
+  return (TEXTS.get(file) ?? '')
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as TraceRecord);

@@ -259,3 +259,48 @@ describe('VirtualClock far-future timers (issue 12, item 0)', () => {
     expect(fired).toEqual([T0 + delay]);
   });
 });
+
+describe('VirtualClock monotonic time, wall jumps and deadlines (ADR 57)', () => {
+  it('advance moves wall and monotonic time together; jumpWall moves the wall alone', async () => {
+    const clock = new VirtualClock({ start: 1_000_000 });
+    const mono0 = clock.monotonicMs();
+    await clock.advance(500);
+    expect(clock.now()).toBe(1_000_500);
+    expect(clock.monotonicMs() - mono0).toBe(500);
+    clock.jumpWall(3_600_000);
+    expect(clock.now()).toBe(4_600_500);
+    expect(clock.monotonicMs() - mono0).toBe(500);
+    clock.jumpWall(-7_200_000);
+    expect(clock.now()).toBe(1_000_500 - 3_600_000);
+    expect(clock.monotonicMs() - mono0).toBe(500);
+  });
+
+  it('a wall jump neither fires a timer nor delays it: timers run on the monotonic timeline', async () => {
+    const clock = new VirtualClock({ start: 0 });
+    const fired: number[] = [];
+    clock.setTimer(1_000, () => {
+      fired.push(clock.monotonicMs());
+    });
+    clock.jumpWall(60_000);
+    await clock.advance(999);
+    expect(fired).toEqual([]);
+    await clock.advance(1);
+    expect(fired).toEqual([1_000]);
+  });
+
+  it('a deadline aborts its signal after ms of advance, whatever the wall does; clear() disarms it', async () => {
+    const clock = new VirtualClock({ start: 0 });
+    const d = clock.deadline(10_000);
+    const cleared = clock.deadline(10_000);
+    cleared.clear();
+    clock.jumpWall(20_000);
+    expect(d.signal.aborted).toBe(false);
+    await clock.advance(9_999);
+    expect(d.signal.aborted).toBe(false);
+    await clock.advance(1);
+    expect(d.signal.aborted).toBe(true);
+    expect((d.signal.reason as Error).name).toBe('DeadlineError');
+    expect(cleared.signal.aborted).toBe(false);
+    expect(clock.pendingTimers).toBe(0);
+  });
+});

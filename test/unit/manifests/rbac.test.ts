@@ -91,10 +91,12 @@ const EXPECTED_GRANTS: Record<string, string[]> = {
     ...everywhere(EAS, 'get', 'list', 'watch'),
   ],
   // docs/adr/0038: get the AG and bump its requestedAt; list its ExternalArtifacts by label and
-  // delete one whose status another field manager owns; the heal's Event.
+  // delete one whose status another field manager owns; the heal's Event. ADR 54: ask whether the
+  // AG's spec.serviceAccountName may re-create it (a SubjectAccessReview).
   'heal-external-artifacts': [
     ...everywhere(AGS, 'get', 'patch'),
     ...everywhere(EAS, 'list', 'delete'),
+    '* authorization.k8s.io/subjectaccessreviews create',
     ...EVENT_GRANTS,
   ],
   'dead-letter': [],
@@ -175,6 +177,7 @@ describe('observe overlay: observe-only by permission too (issue 12, item 5)', (
     );
     expect(writes('force-drift')).toEqual([`* ${EV}/events create`, `* ${EV}/events patch`]);
     expect(writes('heal-external-artifacts')).toEqual([
+      '* authorization.k8s.io/subjectaccessreviews create',
       `* ${EV}/events create`,
       `* ${EV}/events patch`,
     ]);

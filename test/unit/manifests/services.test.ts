@@ -6,6 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, findObject, renderKustomize, type K8sObject } from '../../support/manifests.js';
 import { RENDERS } from './renders.js';
+import { DELIVERY_MARGIN_MS, loadConfig } from '../../../shared/runtime/env.js';
 
 const IMAGE = 'ghcr.io/cozystack/source-watcher-recovery:0.1.0';
 const HEALTH = { liveness: '/health/liveness', readiness: '/health/readiness' };
@@ -21,7 +22,7 @@ interface Container {
   args?: string[];
   ports?: { containerPort?: number; name?: string }[];
   envFrom?: { configMapRef?: { name?: string } }[];
-  env?: { name?: string; valueFrom?: { fieldRef?: { fieldPath?: string } } }[];
+  env?: { name?: string; value?: string; valueFrom?: { fieldRef?: { fieldPath?: string } } }[];
   readinessProbe?: Probe;
   livenessProbe?: Probe;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
@@ -90,6 +91,19 @@ describe.each(SERVICES)('%s: Service %s', (render, name) => {
       // A full sweep of 10,000 AGs runs inside one request (docs/adr/0005-knative-wiring.md).
       expect(spec.timeoutSeconds).toBeGreaterThanOrEqual(120);
     }
+  });
+
+  it("each delivery's deadline ends inside the Service's timeoutSeconds (ADR 57)", () => {
+    const svc = service(render, name);
+    const spec = svc.spec.template.spec;
+    const env = Object.fromEntries(
+      (container(svc).env ?? [])
+        .filter((e) => e.value !== undefined)
+        .map((e) => [e.name ?? '', e.value ?? '']),
+    );
+    const { deliveryDeadlineMs } = loadConfig(env);
+    if (name === 'dead-letter') return; // it calls nothing and arms no deadline
+    expect(deliveryDeadlineMs).toBe((spec.timeoutSeconds ?? 0) * 1000 - DELIVERY_MARGIN_MS);
   });
 
   it('runs as its own ServiceAccount, without service links', () => {

@@ -93,4 +93,26 @@ describe('loadConfig', () => {
     expect(loadConfig({ EVENT_WRITE_TIMEOUT_MS: '500' }).events.writeTimeoutMs).toBe(500);
     expect(() => loadConfig({ EVENT_WRITE_TIMEOUT_MS: '10' })).toThrow(/EVENT_WRITE_TIMEOUT_MS/);
   });
+
+  it.each<[string, Record<string, string>, number | RegExp]>([
+    ["default: detect's and surface-stalled's 300 s, less the 10 s margin", {}, 290_000],
+    ["force-drift's 60 s", { DELIVERY_TIMEOUT_SECONDS: '60' }, 50_000],
+    ['the smallest: 15 s', { DELIVERY_TIMEOUT_SECONDS: '15' }, 5_000],
+    ['below 15 s', { DELIVERY_TIMEOUT_SECONDS: '14' }, /DELIVERY_TIMEOUT_SECONDS="14"/],
+    ['above an hour', { DELIVERY_TIMEOUT_SECONDS: '3601' }, /DELIVERY_TIMEOUT_SECONDS="3601"/],
+    ['a duration string', { DELIVERY_TIMEOUT_SECONDS: '60s' }, /expected whole seconds/],
+  ])('DELIVERY_TIMEOUT_SECONDS %s (ADR 57)', (_, env, expected) => {
+    if (typeof expected === 'number') expect(loadConfig(env).deliveryDeadlineMs).toBe(expected);
+    else expect(() => loadConfig(env)).toThrow(expected);
+  });
+
+  it.each<[string, Record<string, string>, number | RegExp]>([
+    ['default: 500 (ADR 27)', {}, 500],
+    ['a small page', { SWEEP_PAGE_SIZE: '2' }, 2],
+    ['zero', { SWEEP_PAGE_SIZE: '0' }, /SWEEP_PAGE_SIZE="0"/],
+    ['above 5000', { SWEEP_PAGE_SIZE: '5001' }, /SWEEP_PAGE_SIZE="5001"/],
+  ])('SWEEP_PAGE_SIZE %s', (_, env, expected) => {
+    if (typeof expected === 'number') expect(loadConfig(env).sweepPageSize).toBe(expected);
+    else expect(() => loadConfig(env)).toThrow(expected);
+  });
 });

@@ -161,3 +161,51 @@ describe('sync turns', () => {
     expect(turns.running()).toBe(0);
   });
 });
+
+describe("sync turns end with the delivery's deadline (ADR 57)", () => {
+  it('a waiting delivery whose signal aborts rejects with its reason and never runs its sync', async () => {
+    const {
+      turns,
+      log,
+      syncs: [first, second],
+    } = turnsWith('first', 'second');
+    const one = turns.run('ns/ag', '1', first.run);
+    const deadline = new AbortController();
+    const two = turns.run('ns/ag', '2', second.run, deadline.signal);
+    await settle();
+    const reason = new Error('deadline passed');
+    deadline.abort(reason);
+    await expect(two).rejects.toBe(reason);
+    // The running sync is not disturbed; when it ends, the aborted delivery does not start.
+    first.finish('1');
+    expect(await one).toEqual({ result: 'first', agResourceVersion: '1' });
+    await settle();
+    expect(log).toEqual(['first starts', 'first ends']);
+    expect(turns.running()).toBe(0);
+  });
+
+  it('a signal already aborted: no sync runs, even with no other sync about the AG', async () => {
+    const {
+      turns,
+      log,
+      syncs: [only],
+    } = turnsWith('only');
+    const gone = AbortSignal.abort(new Error('client gone'));
+    await expect(turns.run('ns/ag', '1', only.run, gone)).rejects.toThrow('client gone');
+    expect(log).toEqual([]);
+  });
+
+  it('a signal that never aborts changes nothing', async () => {
+    const {
+      turns,
+      syncs: [first, second],
+    } = turnsWith('first', 'second');
+    const live = new AbortController().signal;
+    const one = turns.run('ns/ag', '1', first.run, live);
+    const two = turns.run('ns/ag', '1', second.run, live);
+    await settle();
+    first.finish('1');
+    await one;
+    expect(await two).toBe('covered');
+  });
+});

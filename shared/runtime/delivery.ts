@@ -1,0 +1,74 @@
+// The delivery a piece of work belongs to (docs/adr/0057-delivery-deadline-and-sweep-resume.md).
+// function-app.ts runs each handler inside the scope of its delivery: a signal that aborts when the
+// delivery's deadline passes or its client (the Broker's dispatcher) closes the connection. Every
+// outgoing call reads it here: the API transport (shared/kube/transport.ts) and the Broker emitter
+// combine it with their own per-request timeout and start nothing once it has aborted, so no
+// request leaves after a delivery ended, whichever object built at start-up (the previous-versions
+// cache, the alarm, the ExternalArtifact client) makes it.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+export interface Delivery {
+  /** Aborts when the delivery's deadline passes or its client goes away. */
+  readonly signal: AbortSignal;
+}
+
+const scope = new AsyncLocalStorage<Delivery>();
+
+/** Runs `work` as part of `delivery`: every call it makes, at any depth, sees its signal. */
+export function inDelivery<T>(delivery: Delivery, work: () => T): T {
+  return scope.run(delivery, work);
+}
+
+/** The signal of the delivery the caller is part of; undefined outside any (start-up, tests). */
+export function deliverySignal(): AbortSignal | undefined {
+  return scope.getStore()?.signal;
+}
+
+/** `timeout` combined with the current delivery's signal, when there is one. */
+export function withDeliverySignal(timeout: AbortSignal): AbortSignal {
+  const delivery = deliverySignal();
+  return delivery === undefined ? timeout : AbortSignal.any([timeout, delivery]);
+}
+
+/** The reason a delivery's signal carries when its client closed the connection. */
+export class ClientClosedError extends Error {
+  constructor() {
+    super('the client closed the connection');
+    this.name = 'ClientClosedError';
+  }
+}
+
+/** Rejects with the signal's reason as soon as it aborts; otherwise settles as `work` does. */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+/** The signal's reason as an Error (an AbortSignal's reason may be anything). */
+export function abortReason(signal: AbortSignal): Error {
+  const r: unknown = signal.reason;
+  return r instanceof Error ? r : new DeliveryAbortedError();
+}
+
+/** Work refused or cut short because its delivery has ended. */
+export class DeliveryAbortedError extends Error {
+  constructor(message = 'the delivery has ended') {
+    super(message);
+    this.name = 'DeliveryAbortedError';
+  }
+}
