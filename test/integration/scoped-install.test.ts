@@ -164,8 +164,12 @@ describe('the scoped overlay', () => {
     const outside = uniqueName('outside');
     await ensureNamespace(admin, outside);
     const since = T0 - 10 * 60_000;
+    // Two AGs in the first namespace, one in each other: with one AG per page the first
+    // namespace takes two pages (a continue token inside it), the others one each.
     const stuckIn = await Promise.all(
-      namespaces.map((namespace) => createAgWithStatus(admin, stuckStatus(since), { namespace })),
+      [namespaces[0] ?? '', ...namespaces].map((namespace) =>
+        createAgWithStatus(admin, stuckStatus(since), { namespace }),
+      ),
     );
     const stuckOut = await createAgWithStatus(admin, stuckStatus(since), { namespace: outside });
 
@@ -177,7 +181,7 @@ describe('the scoped overlay', () => {
       kubeConfig: proxy.kubeConfig('scoped-detect', { token }),
       clock: new SettableClock(T0),
       sinkUrl: sink.url,
-      env: { RECOVERY_NAMESPACES: namespaces.join(',') },
+      env: { RECOVERY_NAMESPACES: namespaces.join(','), SWEEP_PAGE_SIZE: '1' },
     });
     try {
       const answer = await postEvent(d.url, resyncPing());
@@ -187,7 +191,12 @@ describe('the scoped overlay', () => {
         verb: 'list',
         resource: 'artifactgenerators',
       });
-      expect(lists.map((c) => c.namespace ?? '(all)').sort()).toEqual([...namespaces].sort());
+      expect(lists.map((c) => c.namespace ?? '(all)')).toEqual([namespaces[0], ...namespaces]);
+      expect(lists.map((c) => c.path.includes('continue='))).toEqual([
+        false,
+        true,
+        ...namespaces.slice(1).map(() => false),
+      ]);
       expect(lists.every((c) => c.status === 200)).toBe(true);
       expect(proxy.callsMatching({ clientTag: 'scoped-detect', namespace: outside })).toEqual([]);
       // The stuck AGs inside were forced; the one outside was never seen.
