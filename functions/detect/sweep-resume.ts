@@ -13,6 +13,8 @@ export interface SweepPosition {
   readonly earliest: number | null;
   /** AGs evaluated on the pages before it (for the log). */
   readonly listed: number;
+  /** The page's namespace, an index into RECOVERY_NAMESPACES (absent: all namespaces). */
+  readonly scope?: number;
 }
 
 export interface SweepResumes {

@@ -73,6 +73,9 @@ export async function sweep(
   let restarted = false;
   let incomplete: 'budget' | 'list-failed' | undefined;
   let continueToken: string | undefined = resumed?.continueToken;
+  // Every namespace in one list, or each of RECOVERY_NAMESPACES in turn (knative/overlays/scoped).
+  const scopes: readonly (string | undefined)[] = deps.config.namespaces ?? [undefined];
+  let scope = resumed?.scope ?? 0;
   // Where a redelivery would go on: after the last page of an unbroken run of pages fully acted on
   // (every action sent), from this delivery's start.
   let settled: SweepPosition | undefined = resumed;
@@ -86,8 +89,10 @@ export async function sweep(
     // with the API server for the same CPUs and made the sweep slower, not faster (P6, ADR 0027).
     let page: ListPage<ArtifactGenerator>;
     try {
+      const namespace = scopes[scope];
       page = await deps.kube.listArtifactGenerators({
         limit: deps.config.sweepPageSize,
+        ...(namespace !== undefined ? { namespace } : {}),
         ...(continueToken !== undefined ? { continueToken } : {}),
       });
     } catch (e) {
@@ -97,6 +102,7 @@ export async function sweep(
         log.warn({ err: errorSummary(e), listed }, 'sweep continue token expired; starting over');
         restarted = true;
         continueToken = undefined;
+        scope = 0;
         earliest = null;
         listed = 0;
         settled = undefined;
@@ -156,11 +162,12 @@ export async function sweep(
       }
     }
     if (unbroken && emitFailures + emitsSkipped === pageFaults && continueToken !== undefined) {
-      settled = { continueToken, earliest, listed };
+      settled = { continueToken, earliest, listed, ...(deps.config.namespaces ? { scope } : {}) };
     } else {
       unbroken = false;
     }
-    if (continueToken === undefined || incomplete !== undefined) break;
+    if (incomplete !== undefined) break;
+    if (continueToken === undefined && ++scope >= scopes.length) break;
   }
 
   const summary = {

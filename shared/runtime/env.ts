@@ -65,6 +65,11 @@ export interface FunctionConfig {
   readonly auth: SenderAuthConfig;
   /** OTLP metrics export from the standard OTEL_* variables; undefined: none (docs/adr/0059). */
   readonly metricsExport: MetricsExportConfig | undefined;
+  /**
+   * RECOVERY_NAMESPACES (comma-separated; knative/overlays/scoped, docs/adr/0055): the only
+   * namespaces detect's sweep lists, one by one. Absent: every namespace, in one list.
+   */
+  readonly namespaces?: readonly string[];
 }
 
 /** SWEEP_BUDGET_MS's default: 150 s of calls, + one call in flight + the alarm's, < 300 s. */
@@ -199,6 +204,17 @@ export function loadConfig(
 
   const metricsExport = parseMetricsExport(env, errors);
 
+  const namespacesText = text('RECOVERY_NAMESPACES');
+  const namespaces =
+    namespacesText === undefined
+      ? undefined
+      : [...new Set(namespacesText.split(',').map((n) => n.trim()))];
+  if (namespaces !== undefined && !namespaces.every(isDns1123Label)) {
+    errors.push(
+      `RECOVERY_NAMESPACES="${namespacesText ?? ''}": expected namespace names separated by commas`,
+    );
+  }
+
   if (errors.length > 0 || recovery === undefined || agNamespaces === undefined) {
     throw new ConfigError(errors);
   }
@@ -220,6 +236,7 @@ export function loadConfig(
     packageSourceOwners: { agNamespaces },
     auth: auth.config,
     metricsExport,
+    ...(namespaces !== undefined ? { namespaces } : {}),
   };
 }
 

@@ -1,10 +1,12 @@
 // The test cluster, ready for the product: build (cached) and start the control plane
 // (test/apiserver), install the upstream CRDs (generated, and the verbatim ones the repository carries in
-// test/third_party/crds/), and the identities rendered from knative/ with a token per ServiceAccount. Used by the vitest global setup, `npm start` and the
+// test/third_party/crds/), and the identities rendered from knative/ with a token per ServiceAccount,
+// and its ValidatingAdmissionPolicies, in force. Used by the vitest global setup, `npm start` and the
 // benchmarks, so all three run the same cluster with RBAC enforced.
 
 import * as k8s from '@kubernetes/client-node';
 import { buildApiServer, startApiServer, type RunningApiServer } from './apiserver-process.js';
+import { installAdmissionPolicies } from './admission-policy.js';
 import { installIdentities, type ServiceAccountTokens } from './cluster-rbac.js';
 import { installCrds, loadAllCrds, prepareUpstreamCrds } from './install-crds.js';
 
@@ -27,6 +29,8 @@ export async function startTestCluster(): Promise<TestCluster> {
     kubeConfig.loadFromFile(server.kubeconfigPath);
     await installCrds(kubeConfig, await loadAllCrds());
     const tokens = await installIdentities(kubeConfig);
+    // The admission policies (docs/adr/0055), in force before any suite writes.
+    await installAdmissionPolicies(kubeConfig);
     return { server, kubeConfig, tokens, startMs: Date.now() - started };
   } catch (err) {
     await server.stop();

@@ -64,7 +64,24 @@ const HEAL_OBJECTS = [
   'ClusterRoleBinding/source-watcher-recovery-token-review-heal-external-artifacts',
   'ApiServerSource/externalartifacts',
 ];
-const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
+// components/admission-policy (docs/adr/0055): in every install entry point.
+const POLICY_OBJECTS = [
+  'force-drift',
+  'heal-external-artifacts',
+  'surface-stalled',
+  'detect',
+].flatMap((name) =>
+  ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].map(
+    (kind) => `${kind}/source-watcher-recovery-${name}`,
+  ),
+);
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 
 const key = (o: K8sObject): string => `${o.kind}/${o.metadata.name}`;
 const keys = (objects: readonly K8sObject[]): string[] => objects.map(key).sort();
@@ -116,9 +133,9 @@ describe('every YAML file under knative/', () => {
 
 describe('kustomize renders', () => {
   it.each([
-    [BASE, [...CORE_OBJECTS, ...COZYSTACK_OBJECTS, ...HEAL_OBJECTS]],
-    [OBSERVE, [...CORE_OBJECTS, ...COZYSTACK_OBJECTS, ...HEAL_OBJECTS]],
-    [FLUX_ONLY, [...CORE_OBJECTS, ...HEAL_OBJECTS]],
+    [BASE, [...CORE_OBJECTS, ...COZYSTACK_OBJECTS, ...HEAL_OBJECTS, ...POLICY_OBJECTS]],
+    [OBSERVE, [...CORE_OBJECTS, ...COZYSTACK_OBJECTS, ...HEAL_OBJECTS, ...POLICY_OBJECTS]],
+    [FLUX_ONLY, [...CORE_OBJECTS, ...HEAL_OBJECTS, ...POLICY_OBJECTS]],
   ])('%s into exactly the expected objects', (dir, expected) => {
     expect(keys(renderKustomize(dir))).toEqual([...expected].sort());
   });
