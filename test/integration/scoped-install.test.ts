@@ -6,7 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { claimAnnotations } from '../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import { createKubeClient } from '../../shared/kube/client.js';
@@ -25,6 +25,7 @@ import {
   stuckStatus,
 } from '../support/ag-states.js';
 import { agRefOf, testKubeConfig, uniqueName } from '../support/apiserver.js';
+import { deleteAlarm } from '../harness/system/world.js';
 import { postEvent, resyncPing, startEventSink } from '../support/http-events.js';
 import { startKubeProxy } from '../support/kube-proxy.js';
 import { RECOVERY_NAMESPACE, renderKustomize, type K8sObject } from '../support/manifests.js';
@@ -88,6 +89,11 @@ const statusOf = (p: Promise<unknown>): Promise<number> =>
     (e: unknown) => (e instanceof k8s.ApiException ? e.code : -1),
   );
 
+// detect's sweep here arms the shipped alarm; the next file starts without it.
+afterAll(async () => {
+  await deleteAlarm(testKubeConfig());
+});
+
 describe('the scoped overlay', () => {
   it('binds detect, force-drift and the AG source only in the listed namespaces', () => {
     const bindings = identityObjects(SCOPED).filter(
@@ -96,9 +102,23 @@ describe('the scoped overlay', () => {
     const confined = ['detect', 'force-drift', 'apiserversource'];
     const holds = (b: K8sObject, sa: string) =>
       ((b['subjects'] ?? []) as { name?: string }[]).some((s) => s.name === sa);
+    // A cluster-wide grant of a review API alone (TokenReview, docs/adr/0056) reads and writes no
+    // object in any namespace: the only ClusterRoleBinding a confined identity may keep.
+    const REVIEWS = new Set(['tokenreviews', 'subjectaccessreviews']);
+    const reviewsOnly = (b: K8sObject): boolean => {
+      const role = identityObjects(SCOPED).find(
+        (o) =>
+          o.kind === 'ClusterRole' &&
+          o.metadata.name === (b['roleRef'] as { name?: string } | undefined)?.name,
+      );
+      const rules = (role?.['rules'] ?? []) as { resources?: string[] }[];
+      return (
+        rules.length > 0 && rules.every((r) => (r.resources ?? []).every((x) => REVIEWS.has(x)))
+      );
+    };
     for (const sa of confined) {
       expect(
-        bindings.filter((b) => b.kind === 'ClusterRoleBinding' && holds(b, sa)),
+        bindings.filter((b) => b.kind === 'ClusterRoleBinding' && holds(b, sa) && !reviewsOnly(b)),
         sa,
       ).toEqual([]);
       const where = bindings
