@@ -113,6 +113,31 @@ export function outsideReferences(root: string, file: string, text: string): Out
       }
     }
   });
+  if (kind === 'code') found.push(...acrossLines(file, text, lines));
+  return found;
+}
+
+/**
+ * The same climbs written over several lines (a call formatted one argument a line): the text
+ * with comments blanked and white space folded, each match named by the line it starts on.
+ */
+function acrossLines(file: string, text: string, lines: readonly string[]): OutsideReference[] {
+  const code = text.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' '));
+  const found: OutsideReference[] = [];
+  const rules: { re: RegExp; why: string }[] = [
+    {
+      re: /\b(?:join|resolve)\(\s*[A-Za-z_]*ROOT[A-Za-z_]*\s*,\s*['"]\.\.['"]/g,
+      why: 'the repository root climbed above',
+    },
+    { re: /['"]\.\.['"]\s*,\s*['"]shared['"]/g, why: 'the brief beside the clone' },
+  ];
+  for (const { re, why } of rules) {
+    for (const m of code.matchAll(re)) {
+      if (!m[0].includes('\n')) continue; // one line: the line rules have it
+      const line = code.slice(0, m.index).split('\n').length;
+      found.push({ file, line, text: (lines[line - 1] ?? '').trim().slice(0, 160), why });
+    }
+  }
   return found;
 }
 

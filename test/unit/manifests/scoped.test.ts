@@ -12,9 +12,9 @@ import {
   loadRbacRules,
   objectsOfKind,
   renderKustomize,
-  REPO_ROOT,
   type K8sObject,
 } from '../../support/manifests.js';
+import { CARRIED_CRD_DIR } from '../../support/carried-files.js';
 import { recoveryConfig } from './renders.js';
 
 const SCOPED = 'knative/overlays/scoped';
@@ -44,14 +44,7 @@ describe('knative/overlays/scoped', () => {
   it("the selector uses only fields of the real CRD's namespaceSelector", () => {
     const crd = parse(
       readFileSync(
-        path.join(
-          REPO_ROOT,
-          '..',
-          'shared',
-          'crds',
-          'knative-eventing-v1.20',
-          'eventing-apiserversource.yaml',
-        ),
+        path.join(CARRIED_CRD_DIR, 'knative-eventing-v1.20', 'eventing-apiserversource.yaml'),
         'utf8',
       ),
     ) as {

@@ -44,6 +44,15 @@ describe('outsideReferences', () => {
     expect(outsideReferences(ROOT, file, `first line\n${line}\n`).length > 0).toBe(outside);
   });
 
+  it.each([
+    ["path.join(\n  REPO_ROOT,\n  '..',\n  'shared',\n  'crds',\n)", 2],
+    ["resolve(\n  ROOT,\n  '..'\n)", 2],
+  ])('sees a climb written over several lines: %j', (code, count) => {
+    const found = outsideReferences(ROOT, 'test/unit/x.test.ts', `const a = 1;\n${code};\n`);
+    expect(found.length).toBeGreaterThan(0);
+    expect(found[0]?.line).toBe(count);
+  });
+
   it('names the file and line', () => {
     expect(outsideReferences(ROOT, 'a/b.ts', "x\nconst p = '../../../c';")).toEqual([
       {
