@@ -35,6 +35,25 @@ export async function benchCluster(
   return { server, kc, raw: createRawKube(kc) };
 }
 
+/**
+ * The namespaces the benches make PackageSource-owned AGs in (each AG named like its
+ * PackageSource and carrying its uid): the functions verify an owner only there (docs/adr/0053),
+ * as a Cozystack install verifies cozy-system's.
+ */
+export const BENCH_AG_NAMESPACES = [
+  'bench-p1',
+  'bench-p1-real',
+  'bench-p2',
+  'bench-p3',
+  'bench-p5',
+  'bench-p5-attempts',
+  'bench-p5-force',
+  'bench-p5-idle',
+] as const;
+export const BENCH_OWNER_ENV: Readonly<Record<string, string>> = {
+  RECOVERY_PACKAGESOURCE_AG_NAMESPACES: BENCH_AG_NAMESPACES.join(','),
+};
+
 export type SystemRunOptions = Omit<
   SystemOptions,
   'kubeConfig' | 'serviceAccountTokens' | 'pingSeed'
@@ -58,6 +77,7 @@ export async function withBenchSystem<T>(
     kubeConfig: kc,
     serviceAccountTokens: server.serviceAccountTokens,
     ...options,
+    env: { ...BENCH_OWNER_ENV, ...options.env },
     pingSeed: seed,
     sourceWatcher: { ...options.sourceWatcher, seed },
   });
@@ -92,7 +112,7 @@ export async function withDeployedFunctions<T>(
 ): Promise<T> {
   const sink = await startEventSink();
   try {
-    const fns = await startAsDeployed(kubeOf, sink.url, clock);
+    const fns = await startAsDeployed(kubeOf, sink.url, clock, BENCH_OWNER_ENV);
     try {
       return await run(fns, sink);
     } finally {

@@ -19,7 +19,7 @@ import { agUpdateHeaders, realisticUpdate } from './events.js';
 import { runLoad, type LoadResult } from './load.js';
 import { ECHO_ENV, startNoApiDetect } from './no-api-detect.js';
 import { postOnce, spawnServer, timeToFirstAnswer, withFirstAnswer } from '../harness/functions.js';
-import { benchCluster } from './bench-system.js';
+import { BENCH_OWNER_ENV, benchCluster } from './bench-system.js';
 import { createHealthyAg } from '../support/raw-kube.js';
 import { expectResult, untilResult } from './answers.js';
 import { median } from './stats.js';
@@ -199,7 +199,7 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
   const ss: Target = {
     name: 'surface-stalled',
     script: scripts.surfaceStalled,
-    env: { KUBECONFIG: server.kubeconfigPath, LOG_LEVEL: 'warn' },
+    env: { KUBECONFIG: server.kubeconfigPath, LOG_LEVEL: 'warn', ...BENCH_OWNER_ENV },
   };
   const echo: Target = { name: 'parser', script: scripts.parseEcho, env: ECHO_ENV };
   try {

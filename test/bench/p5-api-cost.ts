@@ -221,11 +221,13 @@ async function sweepAndIdle(
   sinkEvents: () => number,
 ): Promise<BenchRow[]> {
   // Healthy AGs: most without an owner, some owned by an in-step PackageSource.
-  const names = Array.from({ length: healthyAgs() }, (_, i) => `healthy-${i}`);
-  await createHealthyAgs(raw, NS_HEALTHY, names, 32, async (name) => {
-    const i = Number(name.slice('healthy-'.length));
-    return i >= OWNED_AGS ? undefined : createOwner(raw, `bench-p5-owner-${i}`);
-  });
+  // An owned AG is named like its PackageSource (a verified owner, docs/adr/0053).
+  const names = Array.from({ length: healthyAgs() }, (_, i) =>
+    i < OWNED_AGS ? `bench-p5-owner-${i}` : `healthy-${i}`,
+  );
+  await createHealthyAgs(raw, NS_HEALTHY, names, 32, async (name) =>
+    name.startsWith('bench-p5-owner-') ? createOwner(raw, name) : undefined,
+  );
   // Counted around the proxy, with detect's client.
   const total = await listAllAgs(functionKubeClient('detect', kc));
   const expectedLists = Math.ceil(total / SWEEP_PAGE_SIZE);

@@ -120,14 +120,15 @@ export const BENCH_FUNCTIONS = ['detect', 'force-drift', 'surface-stalled'] as c
 /**
  * The benches' functions with the product's defaults (loadConfig), each on the client `kubeOf(fn)`
  * gives (e.g. the product's on a proxy kubeconfig tagged with its name); detect posts its action
- * events to `sinkUrl`.
+ * events to `sinkUrl`; `env` on top of the defaults.
  */
 export async function startAsDeployed(
   kubeOf: (fn: FunctionName) => KubePort,
   sinkUrl: string,
   clock: Clock = systemClock,
+  env: Readonly<Record<string, string>> = {},
 ): Promise<RunningFunction[]> {
-  const config = loadConfig({ K_SINK: sinkUrl, LOG_LEVEL: 'silent' });
+  const config = loadConfig({ K_SINK: sinkUrl, LOG_LEVEL: 'silent', ...env });
   const started: RunningFunction[] = [];
   try {
     for (const fn of BENCH_FUNCTIONS) {
