@@ -11,6 +11,7 @@ import type { PackageSourceOwnerRule } from '../core/packagesource-owner.js';
 import { isDns1123Label } from '../core/names.js';
 import { parseSenderAuthConfig, type SenderAuthConfig } from '../core/sender-auth.js';
 import { parseMetricsExport, type MetricsExportConfig } from './metrics-config.js';
+import { isHttpUrl } from './http-url.js';
 
 export interface FunctionConfig {
   readonly port: number;
@@ -244,13 +245,4 @@ export function loadConfig(
 function reportingInstanceOf(value: string): string {
   const clean = value.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 128);
   return clean === '' ? 'unknown' : clean;
-}
-
-function isHttpUrl(s: string): boolean {
-  try {
-    const u = new URL(s);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }

@@ -3,6 +3,8 @@
 // reader of process.env). No endpoint, or OTEL_METRICS_EXPORTER=none or OTEL_SDK_DISABLED=true:
 // no export, and the SDK is never imported.
 
+import { isHttpUrl } from './http-url.js';
+
 export interface MetricsExportConfig {
   /** The OTLP/HTTP metrics URL (OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, else ENDPOINT + /v1/metrics). */
   readonly url: string;
@@ -109,13 +111,4 @@ function pairs(key: string, value: string | undefined, errors: string[]): Record
     }
   }
   return out;
-}
-
-function isHttpUrl(s: string): boolean {
-  try {
-    const u = new URL(s);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
