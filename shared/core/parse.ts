@@ -194,20 +194,24 @@ function normalizeAgStatus(s: Record<string, unknown>): ArtifactGeneratorStatus 
     out.inventory = (inventory as unknown[])
       .slice(0, MAX_INVENTORY)
       .filter(isPlainObject)
-      .map((e) => {
-        const entry: InventoryEntry = {};
-        for (const key of ['name', 'namespace', 'digest', 'filename'] as const) {
-          const v = e[key];
-          if (typeof v === 'string') entry[key] = v;
-        }
-        return entry;
-      });
+      .map(inventoryEntry);
   }
   for (const key of ['observedSourcesDigest', 'lastHandledReconcileAt'] as const) {
     const v = s[key];
     if (typeof v === 'string') out[key] = v;
   }
   return out;
+}
+
+/** The fields the core reads of an inventory entry (read one by one: detect's no-op path, P3). */
+function inventoryEntry(e: Record<string, unknown>): InventoryEntry {
+  const entry: InventoryEntry = {};
+  const { name, namespace, digest, filename } = e;
+  if (typeof name === 'string') entry.name = name;
+  if (typeof namespace === 'string') entry.namespace = namespace;
+  if (typeof digest === 'string') entry.digest = digest;
+  if (typeof filename === 'string') entry.filename = filename;
+  return entry;
 }
 
 function show(value: unknown): string {

@@ -11,9 +11,11 @@ export interface Clock {
   monotonicMs(): number;
   /**
    * A signal that aborts once `ms` have passed on the monotonic clock (reason: a DeadlineError);
-   * clear() cancels it (the delivery ended first).
+   * clear() cancels it (the delivery ended first). `onExpire` runs when it aborts, with the same
+   * reason: a caller that only needs the moment adds no listener to the signal (an event
+   * listener's first registration on a signal costs more than the rest of a no-op delivery).
    */
-  deadline(ms: number): Deadline;
+  deadline(ms: number, onExpire?: (reason: DeadlineError) => void): Deadline;
 }
 
 export interface Deadline {
@@ -32,22 +34,34 @@ export class DeadlineError extends Error {
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** A Deadline armed on a clock's own timers (`arm` returns the function that disarms it). */
-export function deadlineOn(ms: number, arm: (fire: () => void) => () => void): Deadline {
+export function deadlineOn(
+  ms: number,
+  arm: (fire: () => void) => () => void,
+  onExpire?: (reason: DeadlineError) => void,
+): Deadline {
   const controller = new AbortController();
-  const disarm = arm(() => controller.abort(new DeadlineError(ms)));
+  const disarm = arm(() => {
+    const reason = new DeadlineError(ms);
+    controller.abort(reason);
+    onExpire?.(reason);
+  });
   return {
     signal: controller.signal,
     clear: () => disarm(),
   };
 }
 
-function systemDeadline(ms: number): Deadline {
-  return deadlineOn(ms, (fire) => {
-    // setTimeout runs on the monotonic clock; unref: a pending deadline never holds the process.
-    const timer = setTimeout(fire, Math.min(Math.max(0, ms), MAX_TIMEOUT_MS));
-    timer.unref();
-    return () => clearTimeout(timer);
-  });
+function systemDeadline(ms: number, onExpire?: (reason: DeadlineError) => void): Deadline {
+  return deadlineOn(
+    ms,
+    (fire) => {
+      // setTimeout runs on the monotonic clock; unref: a pending deadline never holds the process.
+      const timer = setTimeout(fire, Math.min(Math.max(0, ms), MAX_TIMEOUT_MS));
+      timer.unref();
+      return () => clearTimeout(timer);
+    },
+    onExpire,
+  );
 }
 
 export const systemClock: Clock = {

@@ -3,7 +3,12 @@
 // each async callback is awaited before the next, and a settle hook runs between steps so that
 // work triggered by a timer (HTTP deliveries, reconciles) can quiesce before time moves on.
 
-import { deadlineOn, type Clock, type Deadline } from '../../shared/runtime/clock.js';
+import {
+  deadlineOn,
+  type Clock,
+  type Deadline,
+  type DeadlineError,
+} from '../../shared/runtime/clock.js';
 
 /** 2026-01-01T00:00:00Z. */
 export const DEFAULT_START_MS = Date.parse('2026-01-01T00:00:00Z');
@@ -78,11 +83,15 @@ export class VirtualClock implements Clock {
   }
 
   /** A signal that aborts once `ms` of virtual time have passed (a timer of this clock). */
-  deadline(ms: number): Deadline {
-    return deadlineOn(ms, (fire) => {
-      const id = this.setTimer(this.now() + ms, fire);
-      return () => this.cancel(id);
-    });
+  deadline(ms: number, onExpire?: (reason: DeadlineError) => void): Deadline {
+    return deadlineOn(
+      ms,
+      (fire) => {
+        const id = this.setTimer(this.now() + ms, fire);
+        return () => this.cancel(id);
+      },
+      onExpire,
+    );
   }
 
   /**

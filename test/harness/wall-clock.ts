@@ -3,7 +3,12 @@
 // advance() just waits, and nothing waits for a settle between timers. Everything that takes the
 // harness's clock (the simulator, the Knative emulation, the functions) runs on it unchanged.
 
-import { systemClock, systemTimerClock, type Deadline } from '../../shared/runtime/clock.js';
+import {
+  systemClock,
+  systemTimerClock,
+  type Deadline,
+  type DeadlineError,
+} from '../../shared/runtime/clock.js';
 import { VirtualClock, type TimerCallback, type TimerId } from './virtual-clock.js';
 
 const wait = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -20,8 +25,8 @@ export class WallClock extends VirtualClock {
     return performance.now();
   }
 
-  override deadline(ms: number): Deadline {
-    return systemClock.deadline(ms);
+  override deadline(ms: number, onExpire?: (reason: DeadlineError) => void): Deadline {
+    return systemClock.deadline(ms, onExpire);
   }
 
   override jumpWall(): void {

@@ -3,7 +3,12 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubePort } from '../../../shared/kube/port.js';
-import { deadlineOn, type Clock, type Deadline } from '../../../shared/runtime/clock.js';
+import {
+  deadlineOn,
+  type Clock,
+  type Deadline,
+  type DeadlineError,
+} from '../../../shared/runtime/clock.js';
 import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js';
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import { asFunction } from '../../support/identities.js';
@@ -23,12 +28,16 @@ export class SettableClock implements Clock {
   monotonicMs(): number {
     return this.t - this.#wallOffset;
   }
-  deadline(ms: number): Deadline {
-    return deadlineOn(ms, (fire) => {
-      const entry = { at: this.monotonicMs() + ms, fire };
-      this.#deadlines.add(entry);
-      return () => this.#deadlines.delete(entry);
-    });
+  deadline(ms: number, onExpire?: (reason: DeadlineError) => void): Deadline {
+    return deadlineOn(
+      ms,
+      (fire) => {
+        const entry = { at: this.monotonicMs() + ms, fire };
+        this.#deadlines.add(entry);
+        return () => this.#deadlines.delete(entry);
+      },
+      onExpire,
+    );
   }
   advance(ms: number): void {
     this.t += ms;
