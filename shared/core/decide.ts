@@ -16,7 +16,7 @@ export type RecoveryStep =
   | { kind: 'give-up' };
 
 /**
- * DESIGN §3 decision table. elapsed = now - lastRecoveryAt clamped at >= 0; null means long ago.
+ * docs/design.md §3, the attempt table. elapsed = now - lastRecoveryAt clamped at >= 0; null means long ago.
  *   0 attempts                                  -> force attempt 1
  *   1..max-1, elapsed >= backoffFor(attempts)   -> force attempts+1, else wait the remainder
  *   >= max,   elapsed <  backoffFor(attempts)   -> wait the remainder (final window), else give up

@@ -1,4 +1,4 @@
-// The PackageSource Ready condition that tells the truth about its AG (DESIGN §3 contract).
+// The PackageSource Ready condition that tells the truth about its AG (docs/design.md §3, "The PackageSource's Ready").
 
 import { backoffFor } from './backoff.js';
 import type { RecoveryConfig } from './config.js';

@@ -35,7 +35,7 @@ export function pendingSince(ag: ArtifactGenerator): number | null | undefined {
   return parseTime(ready.lastTransitionTime);
 }
 
-/** DESIGN §3 "Stuck". The grace period must have passed strictly before `now`. */
+/** docs/design.md §3, the time rule ("stuck"). The grace period must have passed strictly before `now`. */
 export function isStuck(
   ag: ArtifactGenerator,
   now: number,

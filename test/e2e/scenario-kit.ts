@@ -42,9 +42,9 @@ export const readAlarm = (): ReturnType<typeof world.readAlarm> => world.readAla
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
 export const AG_NAMESPACE = 'cozy-system';
-/** DESIGN §3: the backoff after attempt n (30 s doubling, capped at 4 m). */
+/** docs/design.md §3: the backoff after attempt n (30 s doubling, capped at 4 m). */
 export const BACKOFF_MS = [0, 30 * SECOND, MINUTE, 2 * MINUTE, 4 * MINUTE, 4 * MINUTE] as const;
-/** DESIGN §3: forces at stall + 30 s, 1 m, 2 m, 4 m, 8 m; give-up at about 12 m. */
+/** docs/design.md §3: forces at stall + 30 s, 1 m, 2 m, 4 m, 8 m; give-up at about 12 m. */
 export const REFERENCE_FORCE_OFFSETS_MS = [30, 60, 120, 240, 480].map((s) => s * SECOND);
 /** Early detection: the first force right at the lost write, then the same backoff. */
 export const EARLY_FORCE_OFFSETS_MS = [0, 30, 90, 210, 450].map((s) => s * SECOND);

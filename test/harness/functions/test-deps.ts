@@ -60,7 +60,7 @@ export class SettableClock implements Clock {
 }
 
 /**
- * The function tests are written against the reference driver's 30 s time rule (DESIGN §3); the
+ * The function tests are written against the reference driver's 30 s time rule (docs/design.md §3); the
  * product's default (2m30s) and early detection run end to end in test/e2e.
  */
 export function testConfig(env: Record<string, string> = {}): FunctionConfig {

@@ -1,4 +1,4 @@
-// Facts about Flux source-watcher v2.1.0 that the simulator reproduces (DESIGN §2). Kept here,
+// Facts about Flux source-watcher v2.1.0 that the simulator reproduces (test/README.md, "The source-watcher simulator"). Kept here,
 // not imported from the product, so the simulator stays independent of the code under test.
 
 export const GROUP = 'source.extensions.fluxcd.io';

@@ -1,4 +1,4 @@
-// source-watcher's drift check, first match wins (DESIGN §2 step 3). Ready Unknown or missing is
+// source-watcher's drift check, first match wins (test/README.md, "The source-watcher simulator"; drift check). Ready Unknown or missing is
 // NOT drift: that is why an AG whose Ready write was lost never heals by itself.
 
 import { READY } from './constants.js';

@@ -1,4 +1,4 @@
-// One source-watcher v2.1.0 reconcile of one ArtifactGenerator, step by step (DESIGN §2):
+// One source-watcher v2.1.0 reconcile of one ArtifactGenerator, step by step (test/README.md, "The source-watcher simulator"):
 // 1 finalizer, (paused: nothing more), 2 sources, 3 drift check, 4 in-progress patch + build,
 // 5 outcome, 6 lastHandledReconcileAt + final patch (always, also when paused).
 

@@ -1,5 +1,5 @@
 // The fluxcd/pkg patch helper as source-watcher uses it (a SerialPatcher): one patch is up to
-// THREE separate requests, all attempted, errors collected (DESIGN §2), in this order:
+// THREE separate requests, all attempted, errors collected (test/README.md, "The source-watcher simulator"), in this order:
 //   (a) conditions only, if they changed: re-read the object, apply our condition changes onto
 //       the fresh list, merge patch with a resourceVersion precondition via the status
 //       subresource; up to 5 tries, retrying on Conflict only;

@@ -2,7 +2,7 @@
 // happened to it (stall, forces, recovery, give-up, PackageSource verdict). It is fed from three
 // places, none of them the product's own code: every AG version (a watch of the harness), every
 // PackageSource version (another watch), the simulator's "conditions write lost" log, and the
-// action events the Broker ingested. The strings below are DESIGN's, written out on purpose (not
+// action events the Broker ingested. The strings below are docs/design.md's, written out on purpose (not
 // imported from shared/core) so a typo in the product cannot hide itself.
 
 export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';

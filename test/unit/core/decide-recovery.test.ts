@@ -8,7 +8,7 @@ const force = (attempt: number): RecoveryStep => ({ kind: 'force', attempt });
 const waitFor = (ms: number): RecoveryStep => ({ kind: 'wait', until: NOW + ms, remainingMs: ms });
 const GIVE_UP: RecoveryStep = { kind: 'give-up' };
 
-describe('decideRecovery (DESIGN §3 table)', () => {
+describe('decideRecovery (docs/design.md §3)', () => {
   it.each<[string, number, number | null, RecoveryStep]>([
     ['0 attempts', 0, null, force(1)],
     ['0 attempts, recent time ignored', 0, NOW - SEC, force(1)],

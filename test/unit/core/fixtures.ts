@@ -22,7 +22,7 @@ export const MIN = 60 * SEC;
 /** The moment the fixture AG lost its Ready verdict (its Ready lastTransitionTime). */
 export const STALL = Date.UTC(2026, 10, 29, 16, 30, 0);
 /**
- * The core tables are written against the reference driver's 30 s grace period (DESIGN §3); the
+ * The core tables are written against the reference driver's 30 s grace period (docs/design.md §3); the
  * product's own default (2m30s) is covered by the config tests and the timeline property below.
  */
 export const CFG: RecoveryConfig = Object.freeze({

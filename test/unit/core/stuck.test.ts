@@ -9,7 +9,7 @@ const noStatus = (): ArtifactGenerator => {
   return ag;
 };
 
-describe('isStuck (DESIGN §3 "Stuck")', () => {
+describe('isStuck (docs/design.md §3, the time rule ("stuck"))', () => {
   it.each<[string, ArtifactGenerator, number, boolean]>([
     ['no status', noStatus(), STALL + MIN, false],
     ['inventory only', makeAg({ digest: false }), STALL + MIN, false],
