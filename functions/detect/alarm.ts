@@ -9,6 +9,7 @@ import {
   planEnsure,
   planSettle,
 } from '../../shared/core/alarm.js';
+import { TIMER_ALARM, TIMER_EXTENSION } from '../../shared/core/events.js';
 import { formatTimeNano, parseTime } from '../../shared/core/time.js';
 import { PING_API_VERSION, PING_KIND } from '../../shared/core/types.js';
 import type { Clock } from '../../shared/runtime/clock.js';
@@ -58,6 +59,8 @@ export function createAlarmFollowUps(deps: {
       timezone: 'UTC',
       contentType: 'application/json',
       data: JSON.stringify({ purpose: 'follow-up', due: formatTimeNano(moment) }),
+      // The detect-alarm Trigger matches on it; in every write, so an alarm made before it gets it.
+      ceOverrides: { extensions: { [TIMER_EXTENSION]: TIMER_ALARM } },
     };
     if (!armed.exists) {
       const body: PingSource = {

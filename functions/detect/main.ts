@@ -5,9 +5,10 @@ import { createApp } from './app.js';
 import { createAlarmFollowUps } from './alarm.js';
 
 await runMain('detect', ({ config, logger, kube, clock, isReady, metrics, senderAuth }) => {
-  // First install: a Revision may start before the SinkBinding has injected K_SINK. The shipped
-  // recovery-config sets BROKER_URL to the same Broker, so detect can post from its first event;
-  // with neither, readiness fails, so Knative sends this Revision no traffic (docs/adr/0024).
+  // First install: a Revision may start before the SinkBinding has injected K_SINK. Then readiness
+  // fails, so Knative sends this Revision no traffic, and the SinkBinding's K_SINK rolls the next
+  // one (docs/adr/0024, 0063: nothing in recovery-config names the Broker's address, which names
+  // the namespace). BROKER_URL is for running detect outside Knative.
   switch (config.sinkFrom) {
     case 'K_SINK':
       logger.info({ sink: config.sinkUrl, from: 'K_SINK' }, 'action events go to K_SINK');
@@ -15,13 +16,13 @@ await runMain('detect', ({ config, logger, kube, clock, isReady, metrics, sender
     case 'BROKER_URL':
       logger.warn(
         { sink: config.sinkUrl, from: 'BROKER_URL' },
-        'K_SINK is not set (the SinkBinding has not injected it yet): action events go to BROKER_URL from recovery-config',
+        'K_SINK is not set (not bound by a SinkBinding): action events go to BROKER_URL',
       );
       break;
     case undefined:
       logger.error(
         {},
-        'no sink for action events: neither K_SINK (SinkBinding) nor BROKER_URL (recovery-config) is set; readiness fails until one is',
+        'no sink for action events: neither K_SINK (SinkBinding) nor BROKER_URL is set; readiness fails until one is',
       );
       break;
   }

@@ -11,6 +11,15 @@ export const APISERVER_REF_UPDATE = 'dev.knative.apiserver.ref.update';
 export const APISERVER_REF_DELETE = 'dev.knative.apiserver.ref.delete';
 /** Knative PingSource. */
 export const PING = 'dev.knative.sources.ping';
+/**
+ * The CloudEvent extension each of our PingSources sets (spec.ceOverrides) and the Triggers match
+ * on: a PingSource event's `source` names its namespace, this does not (docs/adr/0063).
+ */
+export const TIMER_EXTENSION = 'recoverytimer';
+/** TIMER_EXTENSION's value on the 5-minute resync PingSource's events. */
+export const TIMER_RESYNC = 'resync';
+/** TIMER_EXTENSION's value on the follow-up alarm's events (the PingSource detect programs). */
+export const TIMER_ALARM = 'alarm';
 
 /** Our own action events, all under one prefix. */
 export const ACTION_PREFIX = 'io.cozystack.sourcewatcher.';

@@ -70,6 +70,8 @@ export interface PingSource {
     contentType?: string;
     data?: string;
     sink?: unknown;
+    /** CloudEvent overrides: extensions added to every event (duckv1.CloudEventOverrides). */
+    ceOverrides?: { extensions?: Record<string, string> };
   };
 }
 

@@ -12,6 +12,7 @@ import { isDns1123Label } from '../core/names.js';
 import { parseSenderAuthConfig, type SenderAuthConfig } from '../core/sender-auth.js';
 import { parseMetricsExport, type MetricsExportConfig } from './metrics-config.js';
 import { isHttpUrl } from './http-url.js';
+import { readFileSync } from 'node:fs';
 
 export interface FunctionConfig {
   readonly port: number;
@@ -19,11 +20,17 @@ export interface FunctionConfig {
   readonly recovery: RecoveryConfig;
   /** Explicit kubeconfig path; otherwise KUBECONFIG, ~/.kube/config or in-cluster. */
   readonly kubeconfigPath: string | undefined;
-  /** Where detect posts action events: K_SINK (SinkBinding), else BROKER_URL. */
+  /**
+   * The namespace the function runs in, which is the install namespace (docs/adr/0063):
+   * POD_NAMESPACE when set, else the pod's ServiceAccount namespace file. No default: nothing in
+   * the code or the ConfigMap names it.
+   */
+  readonly installNamespace: string;
+  /** Where detect posts action events: K_SINK (the SinkBinding's), else BROKER_URL (outside Knative). */
   readonly sinkUrl: string | undefined;
   /** Which variable sinkUrl came from; undefined when neither is set. */
   readonly sinkFrom: 'K_SINK' | 'BROKER_URL' | undefined;
-  /** The follow-up alarm PingSource that detect programs. */
+  /** The follow-up alarm PingSource that detect programs (in the install namespace). */
   readonly alarm: {
     readonly namespace: string;
     readonly name: string;
@@ -91,8 +98,22 @@ export function processEnv(): Readonly<Record<string, string | undefined>> {
   return process.env;
 }
 
+/** Where Kubernetes mounts the namespace of a pod's ServiceAccount, which is the pod's namespace. */
+export const SERVICE_ACCOUNT_NAMESPACE_FILE =
+  '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The namespace file's text, or undefined when there is none (not in a pod). */
+export function readServiceAccountNamespace(): string | undefined {
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>> = processEnv(),
+  namespaceFile: () => string | undefined = readServiceAccountNamespace,
 ): FunctionConfig {
   const errors: string[] = [];
   const text = (key: string): string | undefined => {
@@ -130,12 +151,25 @@ export function loadConfig(
     errors.push(`${sinkFrom}="${sinkUrl}": expected an http(s) URL`);
   }
 
-  const alarmNamespace = text('ALARM_NAMESPACE') ?? 'source-watcher-recovery';
+  // The install namespace is where the function runs (docs/adr/0063): the downward API's
+  // POD_NAMESPACE when a platform sets it, else the ServiceAccount namespace Kubernetes mounts in
+  // every pod (Knative Serving allows no fieldRef by default, so the file is the usual source).
+  const namespaceFrom = text('POD_NAMESPACE') !== undefined ? 'POD_NAMESPACE' : 'file';
+  const installNamespace = (text('POD_NAMESPACE') ?? namespaceFile() ?? '').trim();
+  if (installNamespace === '') {
+    errors.push(
+      `the install namespace is unknown: set POD_NAMESPACE, or run in a pod (${SERVICE_ACCOUNT_NAMESPACE_FILE})`,
+    );
+  } else if (!isDns1123Label(installNamespace)) {
+    errors.push(
+      `${namespaceFrom === 'file' ? SERVICE_ACCOUNT_NAMESPACE_FILE : 'POD_NAMESPACE'}="${String(installNamespace).slice(0, 80)}": expected a namespace name (DNS-1123 label)`,
+    );
+  }
+  const alarmNamespace = installNamespace;
   const alarmName = text('ALARM_NAME') ?? 'recovery-alarm';
   const sinkBroker = text('ALARM_SINK_BROKER') ?? 'default';
   const resyncPingSource = text('RESYNC_PINGSOURCE') ?? 'resync';
   for (const [key, value] of [
-    ['ALARM_NAMESPACE', alarmNamespace],
     ['ALARM_NAME', alarmName],
     ['ALARM_SINK_BROKER', sinkBroker],
     ['RESYNC_PINGSOURCE', resyncPingSource],
@@ -199,7 +233,7 @@ export function loadConfig(
     else throw e;
   }
 
-  // The install namespace (ALARM_NAMESPACE) is the Services' namespace: it names the audience.
+  // The install namespace is the Services' namespace: it names the audience.
   const auth = parseSenderAuthConfig(env, alarmNamespace);
   errors.push(...auth.problems);
 
@@ -224,6 +258,7 @@ export function loadConfig(
     logLevel: levelText as LogLevel,
     recovery,
     kubeconfigPath: text('KUBECONFIG'),
+    installNamespace,
     sinkUrl,
     sinkFrom,
     alarm: { namespace: alarmNamespace, name: alarmName, sinkBroker },

@@ -109,12 +109,14 @@ export async function startObserveSystem(
 }
 
 export async function startSystem(
-  opts: Omit<SystemOptions, 'kubeConfig' | 'serviceAccountTokens'> = {},
+  opts: Omit<SystemOptions, 'kubeConfig' | 'serviceAccountTokens'> &
+    Partial<Pick<SystemOptions, 'serviceAccountTokens'>> = {},
   { keepWorld = false }: { keepWorld?: boolean } = {},
 ): Promise<System> {
   if (!keepWorld) await resetWorld();
   const system = await createSystem({
     kubeConfig: kc,
+    // The identities of the test world's install, unless the scenario brings its own (ADR 63).
     serviceAccountTokens: inject('serviceAccountTokens'),
     ...opts,
   });

@@ -34,6 +34,7 @@ import {
   createKnativeEmulation,
   type BrokerTuning,
   type KnativeEmulation,
+  type KnativeManifests,
 } from './knative/index.js';
 import {
   FUNCTION_NAMES,
@@ -124,6 +125,13 @@ export interface SystemOptions {
   quietMs?: number;
   /** Real ms a settle may take before it fails (default 60 000). */
   settleTimeoutMs?: number;
+  /**
+   * Run an install rendered into another namespace (docs/adr/0063): its Triggers, Broker and
+   * PingSources route the emulation, the functions run in it (POD_NAMESPACE) and the
+   * ApiServerSource's access is checked there. Its identities (and serviceAccountTokens) must be
+   * the ServiceAccounts of that namespace. Default: knative/ in source-watcher-recovery.
+   */
+  install?: { namespace: string; manifests: KnativeManifests };
 }
 
 export interface StartStormOptions {
@@ -220,8 +228,9 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       apiServerSourceAccessCheck: {
         controllerKubeConfig: opts.kubeConfig,
         serviceAccount: 'apiserversource',
-        namespace: RECOVERY_NAMESPACE,
+        namespace: opts.install?.namespace ?? RECOVERY_NAMESPACE,
       },
+      ...(opts.install !== undefined ? { install: opts.install } : {}),
       pingSourceKubeConfig: proxy.kubeConfig(PINGSOURCE_TAG),
       ...(opts.broker !== undefined ? { brokerOptions: opts.broker } : {}),
       pingOptions: { seed: opts.pingSeed ?? 1 },
@@ -241,7 +250,10 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
           name === 'dead-letter' ? {} : { token: opts.serviceAccountTokens[name] },
         ),
       brokerUrl: knative.broker.ingressUrl,
-      env: opts.env ?? {},
+      env: {
+        ...(opts.install !== undefined ? { POD_NAMESPACE: opts.install.namespace } : {}),
+        ...opts.env,
+      },
       ...(opts.envOf !== undefined ? { envOf: opts.envOf } : {}),
       logLevel: opts.logLevel ?? 'silent',
       logDestination: logs,

@@ -13,7 +13,7 @@ import https from 'node:https';
 import type * as k8s from '@kubernetes/client-node';
 import { AG_API_VERSION, PS_API_VERSION } from '../../shared/core/types.js';
 import { makeArtifactGenerator, makePackageSource } from '../support/fixture-objects.js';
-import { renderKustomize, type K8sObject } from '../support/manifests.js';
+import { RECOVERY_NAMESPACE, renderKustomize, type K8sObject } from '../support/manifests.js';
 import { createObjects, rbacSourceDir } from './cluster-rbac.js';
 
 export const POLICY_KIND = 'ValidatingAdmissionPolicy';
@@ -33,17 +33,22 @@ export function admissionPolicyObjects(dir: string = rbacSourceDir()): K8sObject
   ];
 }
 
-/** The ServiceAccount username a policy's first match condition names. */
-export function policyUsername(policy: K8sObject): string {
+/**
+ * The ServiceAccount username a policy's first match condition names: the policies take the
+ * install namespace from their param, the install's Namespace (docs/adr/0063), so it is filled in.
+ */
+export function policyUsername(policy: K8sObject, namespace: string = RECOVERY_NAMESPACE): string {
   const spec = policy['spec'] as { matchConditions?: { expression?: string }[] } | undefined;
   const expression = spec?.matchConditions?.[0]?.expression ?? '';
-  const m = /'(system:serviceaccount:[a-z0-9-]+:[a-z0-9-]+)'/.exec(expression);
+  const m = /'system:serviceaccount:' \+ params\.metadata\.name \+ ':([a-z0-9-]+)'/.exec(
+    expression,
+  );
   if (m?.[1] === undefined) {
     throw new Error(
       `${POLICY_KIND} ${policy.metadata.name}: no ServiceAccount username in its match condition`,
     );
   }
-  return m[1];
+  return `system:serviceaccount:${namespace}:${m[1]}`;
 }
 
 interface Probe {

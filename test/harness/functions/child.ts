@@ -9,6 +9,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { builtMain } from './build.js';
+import { RECOVERY_NAMESPACE } from '../../support/manifests.js';
 
 const TAIL_CHARS = 4000;
 /** USER_HZ: Linux reports process CPU times in 1/100 s on every common architecture. */
@@ -179,7 +180,8 @@ export async function spawnFunction(
   name: string,
   env: Record<string, string>,
 ): Promise<ChildFunction> {
-  const child = await spawnServer(builtMain(name), env);
+  // In a pod the namespace comes from the ServiceAccount namespace file; here it is given.
+  const child = await spawnServer(builtMain(name), { POD_NAMESPACE: RECOVERY_NAMESPACE, ...env });
   await child.waitForLog('listening');
   return child;
 }

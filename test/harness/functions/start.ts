@@ -24,6 +24,7 @@ import {
 import type { SenderAuth } from '../../../shared/runtime/sender-auth.js';
 import { serve, type Served } from './serve.js';
 import { testConfig } from './test-deps.js';
+import { RECOVERY_NAMESPACE } from '../../support/manifests.js';
 
 /**
  * Whose credentials a function calls the API server with.
@@ -128,7 +129,12 @@ export async function startAsDeployed(
   clock: Clock = systemClock,
   env: Readonly<Record<string, string>> = {},
 ): Promise<RunningFunction[]> {
-  const config = loadConfig({ K_SINK: sinkUrl, LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({
+    K_SINK: sinkUrl,
+    LOG_LEVEL: 'silent',
+    POD_NAMESPACE: RECOVERY_NAMESPACE,
+    ...env,
+  });
   const started: RunningFunction[] = [];
   try {
     for (const fn of BENCH_FUNCTIONS) {
@@ -204,6 +210,8 @@ async function startReplica(
     POD_NAME: `${name}-${index}`,
     // Knative Serving sets K_SERVICE to the Service's name (it names the OIDC audience).
     K_SERVICE: name,
+    // The namespace the pod runs in (the ServiceAccount namespace file in a real pod).
+    POD_NAMESPACE: RECOVERY_NAMESPACE,
     ...opts.env,
     ...opts.envOf?.(name),
     LOG_LEVEL: opts.logLevel,

@@ -13,6 +13,7 @@ import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js'
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import { asFunction } from '../../support/identities.js';
 import { functionKubeClient, type FunctionName } from './apps.js';
+import { RECOVERY_NAMESPACE } from '../../support/manifests.js';
 
 /**
  * A clock the test sets by hand. Setting `t` or advance() moves the wall and the monotonic clock
@@ -64,7 +65,12 @@ export class SettableClock implements Clock {
  * product's default (2m30s) and early detection run end to end in test/e2e.
  */
 export function testConfig(env: Record<string, string> = {}): FunctionConfig {
-  return loadConfig({ LOG_LEVEL: 'silent', RECOVERY_GRACE_PERIOD: '30s', ...env });
+  return loadConfig({
+    LOG_LEVEL: 'silent',
+    RECOVERY_GRACE_PERIOD: '30s',
+    POD_NAMESPACE: RECOVERY_NAMESPACE,
+    ...env,
+  });
 }
 
 export interface CommonDeps {

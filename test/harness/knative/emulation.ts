@@ -22,7 +22,7 @@ import { Broker } from './broker.js';
 import type { BrokerOptions } from './broker-types.js';
 import type { EmuClock } from './clock.js';
 import type { CatchUp } from './list-watch.js';
-import { loadKnativeManifests } from './manifests.js';
+import { loadKnativeManifests, type KnativeManifests } from './manifests.js';
 import { PingScheduler } from './ping-scheduler.js';
 import { brokerAudience } from './oidc-identity.js';
 import { OidcTokenProvider } from './oidc-tokens.js';
@@ -73,6 +73,12 @@ export interface KnativeEmulationOptions {
    * controller) on the real API server.
    */
   oidc?: { kubeConfig: KubeConfig };
+  /**
+   * The install it emulates Knative for: its namespace (the Broker's, the PingSources') and its
+   * Triggers, Brokers and PingSources, e.g. from a render with another `namespace:` (ADR 63).
+   * Default: knative/ as it is, in source-watcher-recovery.
+   */
+  install?: { namespace: string; manifests: KnativeManifests };
 }
 
 export interface IdleOptions {
@@ -121,8 +127,9 @@ function sourceKubeConfig(
 export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEmulation {
   // The Broker's namespace: the PingSource adapter follows only its PingSources (unless
   // pingOptions.namespace says otherwise), so ones left by other test files do not wake the clock.
-  const namespace = RECOVERY_NAMESPACE;
-  const manifests = loadKnativeManifests(resolve(REPO_ROOT, 'knative'), namespace);
+  const namespace = opts.install?.namespace ?? RECOVERY_NAMESPACE;
+  const manifests =
+    opts.install?.manifests ?? loadKnativeManifests(resolve(REPO_ROOT, 'knative'), namespace);
   const log = opts.log;
   const logOpt = log ? { log } : {};
   const tokens =

@@ -100,6 +100,7 @@ const PING_RESOURCE = { group: 'sources.knative.dev', version: 'v1', plural: PIN
 /** Maximum jitter per tick, virtual ms. */
 const JITTER_MAX_MS = 500;
 
+/** As Knative's PingSourceSource: the event's `source` names the PingSource's namespace. */
 export function pingEventSource(namespace: string, name: string): string {
   return `/apis/v1/namespaces/${namespace}/pingsources/${name}`;
 }
@@ -118,6 +119,7 @@ function signatureOf(s: PingSource): string {
     spec.data,
     spec.dataBase64,
     spec.sink,
+    spec.ceOverrides,
   ]);
 }
 
@@ -395,6 +397,11 @@ export function makePingEvent(source: PingSource, nowMs: number): AnyEvent {
     source: pingEventSource(namespace, name),
     time: new Date(nowMs).toISOString(),
   };
+  // As the PingSource adapter does: every ceOverrides extension becomes an attribute of the event.
+  const overrides = spec.ceOverrides as { extensions?: Record<string, unknown> } | undefined;
+  for (const [key, value] of Object.entries(overrides?.extensions ?? {})) {
+    if (typeof value === 'string' && !(key in attrs)) attrs[key] = value;
+  }
   if (typeof spec.dataBase64 === 'string' && spec.dataBase64 !== '') {
     attrs.data = new Uint8Array(Buffer.from(spec.dataBase64, 'base64'));
     if (typeof spec.contentType === 'string') attrs.datacontenttype = spec.contentType;

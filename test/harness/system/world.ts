@@ -152,13 +152,14 @@ export async function readPackageSource(
 /** The follow-up alarm PingSource, or undefined when there is none. */
 export async function readAlarm(
   kc: KubeConfig,
+  namespace: string = RECOVERY_NAMESPACE,
 ): Promise<
   { metadata: { annotations?: Record<string, string> }; spec: { schedule: string } } | undefined
 > {
   try {
     return (await api(kc).getNamespacedCustomObject({
       ...PING,
-      namespace: RECOVERY_NAMESPACE,
+      namespace,
       name: ALARM_NAME,
     })) as { metadata: { annotations?: Record<string, string> }; spec: { schedule: string } };
   } catch (e) {
@@ -167,11 +168,14 @@ export async function readAlarm(
   }
 }
 
-export async function deleteAlarm(kc: KubeConfig): Promise<void> {
+export async function deleteAlarm(
+  kc: KubeConfig,
+  namespace: string = RECOVERY_NAMESPACE,
+): Promise<void> {
   try {
     await api(kc).deleteNamespacedCustomObject({
       ...PING,
-      namespace: RECOVERY_NAMESPACE,
+      namespace,
       name: ALARM_NAME,
     });
   } catch (e) {

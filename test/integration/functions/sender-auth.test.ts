@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as k8s from '@kubernetes/client-node';
 import { knativeServiceAudience } from '../../../shared/core/sender-auth.js';
 import { createTokenReviewer } from '../../../shared/kube/token-review.js';
-import { loadConfig } from '../../../shared/runtime/env.js';
+import { loadPodConfig } from '../../support/pod-config.js';
 import { createSenderAuth } from '../../../shared/runtime/sender-auth.js';
 import { SettableClock, startFunction, type RunningFunction } from '../../harness/functions.js';
 import { OidcTokenProvider, oidcSubject, type OidcSender } from '../../harness/knative/index.js';
@@ -153,7 +153,7 @@ describe('detect with RECOVERY_AUTH=oidc', () => {
   it('a token of a deleted ServiceAccount: 401 (the API server no longer vouches for it)', async () => {
     const sender = trigger('detect-ag-update-gone');
     const goneAuth = createSenderAuth({
-      config: loadConfig(authEnv('detect', ['detect-ag-update-gone'])).auth,
+      config: loadPodConfig(authEnv('detect', ['detect-ag-update-gone'])).auth,
       reviewer: createTokenReviewer({
         kubeConfig: asFunction(suite.proxy.kubeConfig('detect'), 'detect'),
         requestTimeoutMs: 5000,
@@ -196,7 +196,7 @@ describe('an expired token, and a TokenReview that fails', () => {
       clock: new SettableClock(T0),
       env: authEnv(fn, senders),
       senderAuth: createSenderAuth({
-        config: loadConfig(authEnv(fn, senders)).auth,
+        config: loadPodConfig(authEnv(fn, senders)).auth,
         reviewer: createTokenReviewer({
           kubeConfig: asFunction(suite.proxy.kubeConfig(fn), fn),
           requestTimeoutMs: 1000,

@@ -8,7 +8,7 @@ import {
   MAX_PACKAGESOURCE_AG_NAMESPACES,
   parsePackageSourceAgNamespaces,
 } from '../../../shared/core/index.js';
-import { loadConfig } from '../../../shared/runtime/env.js';
+import { loadPodConfig } from '../../support/pod-config.js';
 
 const KEY = ENV_PACKAGESOURCE_AG_NAMESPACES;
 
@@ -70,12 +70,14 @@ describe('parsePackageSourceAgNamespaces', () => {
 
 describe('loadConfig: packageSourceOwners', () => {
   it('defaults to cozy-system and takes a list', () => {
-    expect(loadConfig({}).packageSourceOwners).toEqual({ agNamespaces: ['cozy-system'] });
-    expect(loadConfig({ [KEY]: 'a,b' }).packageSourceOwners).toEqual({ agNamespaces: ['a', 'b'] });
+    expect(loadPodConfig({}).packageSourceOwners).toEqual({ agNamespaces: ['cozy-system'] });
+    expect(loadPodConfig({ [KEY]: 'a,b' }).packageSourceOwners).toEqual({
+      agNamespaces: ['a', 'b'],
+    });
   });
 
   it('fails fast on a bad list, with every other problem', () => {
-    expect(() => loadConfig({ [KEY]: 'a,,b', PORT: 'x' })).toThrow(
+    expect(() => loadPodConfig({ [KEY]: 'a,,b', PORT: 'x' })).toThrow(
       new RegExp(`PORT="x".*${KEY}="a,,b": an empty entry`),
     );
   });

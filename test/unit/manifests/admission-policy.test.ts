@@ -1,8 +1,9 @@
 // knative/components/admission-policy (docs/adr/0055): in every install entry point, one policy
 // and one Deny binding per function ServiceAccount, failing closed, each matching exactly its
-// ServiceAccount's username; the usernames, the alarm's name and its Broker follow recovery-config
-// (a copy of knative/ with another ALARM_NAME and ALARM_SINK_BROKER in the ConfigMap alone carries
-// them into detect's policy).
+// ServiceAccount's username in the install namespace, which is the name of the policies' param:
+// the Namespace the binding selects by label (docs/adr/0063), the install's own. The alarm's name
+// and its Broker follow recovery-config (a copy of knative/ with another ALARM_NAME and
+// ALARM_SINK_BROKER in the ConfigMap alone carries them into detect's policy).
 
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,10 +20,15 @@ import {
 import { RENDERS } from './renders.js';
 
 const FUNCTIONS = ['force-drift', 'heal-external-artifacts', 'surface-stalled', 'detect'];
+/** The label of the install's Namespace, the policies' param (knative/core/namespace.yaml). */
+const INSTALL_LABEL = 'source-watcher-recovery.cozystack.io/install';
+/** Without the Namespace (half removed), the policies admit rather than refuse every such write. */
+const ALLOW_WITHOUT = { parameterNotFoundAction: 'Allow' };
 const SCOPED = 'knative/overlays/scoped';
 
 interface PolicySpec {
   failurePolicy?: string;
+  paramKind?: { apiVersion: string; kind: string };
   matchConditions?: { name: string; expression: string }[];
   variables?: { name: string; expression: string }[];
   validations?: { expression: string; reason?: string }[];
@@ -39,13 +45,23 @@ describe.each([...RENDERS, SCOPED])('%s', (entry) => {
     const policy = findObject(objects, 'ValidatingAdmissionPolicy', name);
     const binding = findObject(objects, 'ValidatingAdmissionPolicyBinding', name);
     expect(specOf(policy).failurePolicy).toBe('Fail');
-    expect(binding['spec']).toEqual({ policyName: name, validationActions: ['Deny'] });
+    expect(specOf(policy).paramKind).toEqual({ apiVersion: 'v1', kind: 'Namespace' });
+    expect(binding['spec']).toEqual({
+      policyName: name,
+      paramRef: { selector: { matchLabels: { [INSTALL_LABEL]: 'true' } }, ...ALLOW_WITHOUT },
+      validationActions: ['Deny'],
+    });
     expect(specOf(policy).matchConditions).toEqual([
       {
         name: fn,
-        expression: `request.userInfo.username == 'system:serviceaccount:${RECOVERY_NAMESPACE}:${fn}'`,
+        expression: `request.userInfo.username == 'system:serviceaccount:' + params.metadata.name + ':${fn}'`,
       },
     ]);
+    // The one Namespace the binding selects: the install's.
+    const selected = objectsOfKind(objects, 'Namespace').filter(
+      (n) => n.metadata.labels?.[INSTALL_LABEL] === 'true',
+    );
+    expect(selected.map((n) => n.metadata.name)).toEqual([RECOVERY_NAMESPACE]);
     for (const v of specOf(policy).validations ?? [])
       expect(v.reason, v.expression).toBe('Forbidden');
   });
@@ -70,7 +86,7 @@ describe("detect's policy follows recovery-config", () => {
     );
     expect(variable(policy, 'alarmName')).toBe("'recovery-alarm'");
     expect(variable(policy, 'sinkBroker')).toBe("'default'");
-    expect(variable(policy, 'installNamespace')).toBe(`'${RECOVERY_NAMESPACE}'`);
+    expect(variable(policy, 'installNamespace')).toBe('params.metadata.name');
   });
 
   it('another ALARM_NAME and ALARM_SINK_BROKER in the ConfigMap alone', () => {

@@ -2,7 +2,7 @@
 // loader the functions run at start-up (shared/runtime/env.ts), with no error.
 
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../shared/runtime/env.js';
+import { loadPodConfig } from '../../support/pod-config.js';
 import { renderKustomize } from '../../support/manifests.js';
 import { DOCUMENTED_RECOVERY_DEFAULTS } from '../recovery-defaults.js';
 import { BASE, FLUX_ONLY, OBSERVE, recoveryConfig } from './renders.js';
@@ -14,7 +14,7 @@ describe.each([
 ])('%s: recovery-config', (render, mode) => {
   it(`loads as the functions load it (mode ${mode})`, () => {
     const data = recoveryConfig(renderKustomize(render));
-    const config = loadConfig({ ...data, PORT: '8080' });
+    const config = loadPodConfig({ ...data, PORT: '8080' });
     // The shipped settings are the documented defaults, in the render's mode.
     expect(config.recovery).toEqual({ ...DOCUMENTED_RECOVERY_DEFAULTS, mode });
     expect(config.alarm).toEqual({

@@ -1,41 +1,39 @@
 // The alarm and resync names are one setting (issue 12, item 6): the recovery-config ConfigMap in
-// knative/core/config.yaml. Changing only it must carry the new names into the Trigger filters,
-// the detect-alarm Role and the resync PingSource in every install entry point; a mismatch would
-// silently drop follow-ups (pings routed nowhere) or forbid detect's alarm writes.
+// knative/core/config.yaml. Changing only it must carry the new names into the detect-alarm Role
+// and the resync PingSource in every install entry point; a mismatch would forbid detect's alarm
+// writes. The ping Triggers do not depend on the names (nor on the namespace, docs/adr/0063): they
+// match the recoverytimer extension the PingSources set.
 
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PING } from '../../../shared/core/events.js';
+import { PING, TIMER_ALARM, TIMER_EXTENSION, TIMER_RESYNC } from '../../../shared/core/events.js';
 import {
   findObject,
   loadRbacRules,
   objectsOfKind,
   renderKustomize,
-  RECOVERY_NAMESPACE,
   REPO_ROOT,
   type K8sObject,
 } from '../../support/manifests.js';
 import { FLUX_ONLY, recoveryConfig, RENDERS } from './renders.js';
 
-const pingSource = (name: string): string =>
-  `/apis/v1/namespaces/${RECOVERY_NAMESPACE}/pingsources/${name}`;
-
-interface Filter {
-  type?: string;
-  source?: string;
-}
-const pingTriggers = (objects: readonly K8sObject[]): Record<string, string> =>
+type Filter = Record<string, string | undefined>;
+/** Each ping Trigger's filter attributes, by Trigger name. */
+const pingTriggers = (objects: readonly K8sObject[]): Record<string, Filter> =>
   Object.fromEntries(
     objectsOfKind(objects, 'Trigger')
       .map((t) => [
         t.metadata.name,
         (t.spec as { filter: { attributes: Filter } }).filter.attributes,
       ])
-      .filter(([, f]) => (f as Filter).type === PING)
-      .map(([name, f]) => [name, (f as Filter).source ?? '']),
+      .filter(([, f]) => (f as Filter).type === PING),
   );
+const timer = (value: string): Filter => ({ type: PING, [TIMER_EXTENSION]: value });
+/** The extensions a PingSource adds to its events (spec.ceOverrides). */
+const extensionsOf = (o: K8sObject): Record<string, string> | undefined =>
+  (o.spec as { ceOverrides?: { extensions?: Record<string, string> } }).ceOverrides?.extensions;
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'swr-names-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -58,10 +56,10 @@ describe.each(RENDERS)('%s', (entry) => {
   it('as shipped: every name agrees with the ConfigMap', () => {
     const objects = renderKustomize(entry);
     const data = recoveryConfig(objects);
-    expect(data.ALARM_NAMESPACE).toBe(RECOVERY_NAMESPACE);
-    expect(pingTriggers(objects)['detect-alarm']).toBe(pingSource(data.ALARM_NAME ?? ''));
-    expect(pingTriggers(objects)['detect-resync']).toBe(pingSource(data.RESYNC_PINGSOURCE ?? ''));
-    findObject(objects, 'PingSource', data.RESYNC_PINGSOURCE ?? '');
+    expect(pingTriggers(objects)['detect-alarm']).toEqual(timer(TIMER_ALARM));
+    expect(pingTriggers(objects)['detect-resync']).toEqual(timer(TIMER_RESYNC));
+    const resync = findObject(objects, 'PingSource', data.RESYNC_PINGSOURCE ?? '');
+    expect(extensionsOf(resync)).toEqual({ [TIMER_EXTENSION]: TIMER_RESYNC });
   });
 
   // kustomize renders a fresh copy here (nothing cached): slow on a busy machine.
@@ -75,42 +73,20 @@ describe.each(RENDERS)('%s', (entry) => {
       expect(data.ALARM_NAME).toBe('follow-up');
       expect(data.RESYNC_PINGSOURCE).toBe('sweep-every-5m');
 
+      // The Triggers still hear both: they match the extension, which the renamed PingSource sets.
       const triggers = pingTriggers(objects);
-      expect(triggers['detect-alarm']).toBe(pingSource('follow-up'));
-      expect(triggers['detect-resync']).toBe(pingSource('sweep-every-5m'));
+      expect(triggers['detect-alarm']).toEqual(timer(TIMER_ALARM));
+      expect(triggers['detect-resync']).toEqual(timer(TIMER_RESYNC));
       if (entry !== FLUX_ONLY) {
-        expect(triggers['surface-stalled-resync']).toBe(pingSource('sweep-every-5m'));
-      }
-      // No Trigger still listens to an old name.
-      for (const source of Object.values(triggers)) {
-        expect(source).not.toMatch(/\/(recovery-alarm|resync)$/);
+        expect(triggers['surface-stalled-resync']).toEqual(timer(TIMER_RESYNC));
       }
       // The resync PingSource carries the new name; none has the old one.
-      const pings = objectsOfKind(objects, 'PingSource').map((p) => p.metadata.name);
-      expect(pings).toEqual(['sweep-every-5m']);
+      const pings = objectsOfKind(objects, 'PingSource');
+      expect(pings.map((p) => p.metadata.name)).toEqual(['sweep-every-5m']);
+      expect(extensionsOf(pings[0] as K8sObject)).toEqual({ [TIMER_EXTENSION]: TIMER_RESYNC });
       // detect may read, move and delete exactly the renamed alarm.
       const named = loadRbacRules('detect', objects).flatMap((r) => r.resourceNames ?? []);
       expect(new Set(named)).toEqual(new Set(['follow-up']));
-    },
-  );
-});
-
-describe('ALARM_NAMESPACE', () => {
-  it(
-    'is derived from the install namespace: an edit of it in the ConfigMap cannot diverge',
-    { timeout: 60_000 },
-    () => {
-      const root = path.join(tmp, 'namespace');
-      cpSync(path.join(REPO_ROOT, 'knative'), path.join(root, 'knative'), { recursive: true });
-      const config = path.join(root, 'knative', 'core', 'config.yaml');
-      writeFileSync(
-        config,
-        readFileSync(config, 'utf8').replace(/^( {2}ALARM_NAMESPACE:).*$/m, '$1 elsewhere'),
-      );
-      const objects = renderKustomize(path.join(root, 'knative'));
-      const data = recoveryConfig(objects);
-      expect(data.ALARM_NAMESPACE).toBe(RECOVERY_NAMESPACE);
-      expect(pingTriggers(objects)['detect-alarm']).toBe(pingSource('recovery-alarm'));
     },
   );
 });

@@ -4,7 +4,7 @@
 // functions check. The names are derived here the way Knative Eventing derives them.
 
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../shared/runtime/env.js';
+import { loadPodConfig } from '../../support/pod-config.js';
 import {
   APISERVERSOURCE_GK,
   knativeChildName,
@@ -97,7 +97,7 @@ describe('knative/overlays/sender-auth', () => {
       expect(svc, name).toBeDefined();
       const own = triggers.filter((t) => t.subscriber.service === name);
       expect(own.length).toBeGreaterThan(0);
-      const config = loadConfig({ ...data, ...envOf(svc as K8sObject), K_SERVICE: name });
+      const config = loadPodConfig({ ...data, ...envOf(svc as K8sObject), K_SERVICE: name });
       expect(config.auth.mode).toBe('oidc');
       expect([...config.auth.allowedSenders].sort()).toEqual(
         own.map((t) => oidcSubject(NS, ...TRIGGER_GK, t.name)).sort(),

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, findObject, renderKustomize, type K8sObject } from '../../support/manifests.js';
 import { RENDERS } from './renders.js';
-import { DELIVERY_MARGIN_MS, loadConfig } from '../../../shared/runtime/env.js';
+import { DELIVERY_MARGIN_MS } from '../../../shared/runtime/env.js';
+import { loadPodConfig } from '../../support/pod-config.js';
 
 const IMAGE = 'ghcr.io/cozystack/source-watcher-recovery:0.1.0';
 const HEALTH = { liveness: '/health/liveness', readiness: '/health/readiness' };
@@ -101,7 +102,7 @@ describe.each(SERVICES)('%s: Service %s', (render, name) => {
         .filter((e) => e.value !== undefined)
         .map((e) => [e.name ?? '', e.value ?? '']),
     );
-    const { deliveryDeadlineMs } = loadConfig(env);
+    const { deliveryDeadlineMs } = loadPodConfig(env);
     if (name === 'dead-letter') return; // it calls nothing and arms no deadline
     expect(deliveryDeadlineMs).toBe((spec.timeoutSeconds ?? 0) * 1000 - DELIVERY_MARGIN_MS);
   });

@@ -44,11 +44,9 @@ const CONFIG: Record<string, string> = {
   RECOVERY_PACKAGESOURCE_AG_NAMESPACES: 'cozy-system',
   RECOVERY_AUTH: 'off',
   LOG_LEVEL: 'info',
-  ALARM_NAMESPACE: RECOVERY_NAMESPACE,
   ALARM_NAME: 'recovery-alarm',
   ALARM_SINK_BROKER: 'default',
   RESYNC_PINGSOURCE: 'resync',
-  BROKER_URL: `http://broker-ingress.knative-eventing.svc.cluster.local/${RECOVERY_NAMESPACE}/default`,
 };
 
 describe('namespace and Broker', () => {
@@ -139,22 +137,24 @@ describe('recovery-config', () => {
   it.each(RENDERS)('%s: names objects that exist in the render', (render) => {
     const objects = renderKustomize(render);
     const data = recoveryConfig(objects);
-    expect(data.ALARM_NAMESPACE).toBe(RECOVERY_NAMESPACE);
     findObject(objects, 'Broker', data.ALARM_SINK_BROKER ?? '');
     findObject(objects, 'PingSource', data.RESYNC_PINGSOURCE ?? '');
   });
 
   it.each(RENDERS)(
-    '%s: BROKER_URL is the ingress of the Broker detect is bound to (first install, before K_SINK)',
+    "%s: the Broker address is only the SinkBinding's (K_SINK): no BROKER_URL to fall out of step",
     (render) => {
       const objects = renderKustomize(render);
       const data = recoveryConfig(objects);
       const binding = findObject(objects, 'SinkBinding', 'detect');
-      const sink = (binding.spec as { sink: { ref: { name: string } } }).sink.ref;
-      expect(data.BROKER_URL).toBe(
-        `http://broker-ingress.knative-eventing.svc.cluster.local/${binding.metadata.namespace}/${sink.name}`,
-      );
-      expect(sink.name).toBe(data.ALARM_SINK_BROKER);
+      const sink = (binding.spec as { sink: { ref: { name: string; namespace?: string } } }).sink
+        .ref;
+      expect(data.BROKER_URL).toBeUndefined();
+      expect(sink).toEqual({
+        apiVersion: 'eventing.knative.dev/v1',
+        kind: 'Broker',
+        name: data.ALARM_SINK_BROKER,
+      });
     },
   );
 });

@@ -10,6 +10,9 @@ import {
   APISERVER_DELETE,
   APISERVER_UPDATE,
   PING,
+  TIMER_ALARM,
+  TIMER_EXTENSION,
+  TIMER_RESYNC,
   type ActionType,
 } from '../../../shared/core/events.js';
 import { AG_KIND } from '../../../shared/core/types.js';
@@ -22,8 +25,13 @@ import { base, recoveryConfig } from './renders.js';
 const triggers = (): TriggerSpec[] => toKnativeManifests(base()).triggers;
 /** The subscribing Service (the conversion accepts nothing but Service refs). */
 const subscriber = (t: TriggerSpec): string => t.subscriber.service ?? '';
-const pingSource = (name: string): string =>
-  `/apis/v1/namespaces/${RECOVERY_NAMESPACE}/pingsources/${name}`;
+/** A ping Trigger's filter: the PingSource's event type and its recoverytimer extension (ADR 63). */
+const timer = (value: string): Record<string, string> => ({
+  type: PING,
+  [TIMER_EXTENSION]: value,
+});
+const isResync = (t: TriggerSpec): boolean =>
+  t.attributes.type === PING && t.attributes[TIMER_EXTENSION] === TIMER_RESYNC;
 
 /** Which Service must receive each action type. Typed so a new action type fails to compile. */
 const ACTION_SUBSCRIBER: Record<ActionType, string> = {
@@ -45,14 +53,14 @@ const ACCEPTED_TYPES = new Set<string>([
 const EXPECTED_ROUTES: [string, Record<string, string>][] = [
   ['detect', { type: APISERVER_ADD, kind: AG_KIND }],
   ['detect', { type: APISERVER_UPDATE, kind: AG_KIND }],
-  ['detect', { type: PING, source: pingSource('resync') }],
-  ['detect', { type: PING, source: pingSource('recovery-alarm') }],
+  ['detect', timer(TIMER_RESYNC)],
+  ['detect', timer(TIMER_ALARM)],
   ['force-drift', { type: ACTION_FORCE }],
   ['force-drift', { type: ACTION_CLEAR_TRACKING }],
   ['surface-stalled', { type: APISERVER_ADD, kind: AG_KIND }],
   ['surface-stalled', { type: APISERVER_UPDATE, kind: AG_KIND }],
   ['surface-stalled', { type: ACTION_STALLED }],
-  ['surface-stalled', { type: PING, source: pingSource('resync') }],
+  ['surface-stalled', timer(TIMER_RESYNC)],
   ['heal-external-artifacts', { type: APISERVER_UPDATE, kind: EA_KIND }],
   ['heal-external-artifacts', { type: APISERVER_DELETE, kind: EA_KIND }],
 ];
@@ -114,19 +122,22 @@ describe('Trigger filters', () => {
     }
   });
 
-  it('ping Triggers name a PingSource: `resync` in the manifests or the alarm detect programs', () => {
+  it('ping Triggers match what a PingSource sets: the resync in the manifests, or the alarm detect programs', () => {
     const objects = base();
     const config = recoveryConfig(objects);
-    const known = new Set([
-      ...objectsOfKind(objects, 'PingSource').map((p) => pingSource(p.metadata.name)),
-      `/apis/v1/namespaces/${config.ALARM_NAMESPACE}/pingsources/${config.ALARM_NAME}`,
-    ]);
+    const resync = findObject(objects, 'PingSource', config.RESYNC_PINGSOURCE ?? '');
+    const set = (resync.spec as { ceOverrides?: { extensions?: Record<string, string> } })
+      .ceOverrides?.extensions;
+    // The alarm's: functions/detect/alarm.ts writes TIMER_ALARM (test/integration checks it).
+    const known = new Set([set?.[TIMER_EXTENSION], TIMER_ALARM]);
     const pings = triggers().filter((t) => t.attributes.type === PING);
     expect(pings.length).toBe(3);
-    for (const t of pings) expect(known.has(t.attributes.source ?? ''), t.name).toBe(true);
-    expect(pings.map((t) => t.attributes.source)).toContain(
-      pingSource(config.RESYNC_PINGSOURCE ?? ''),
-    );
+    for (const t of pings) {
+      expect(known.has(t.attributes[TIMER_EXTENSION]), t.name).toBe(true);
+      // Nothing that names a namespace: the source does.
+      expect(Object.keys(t.attributes).sort(), t.name).toEqual([TIMER_EXTENSION, 'type'].sort());
+    }
+    expect(set?.[TIMER_EXTENSION]).toBe(TIMER_RESYNC);
   });
 });
 
@@ -157,11 +168,8 @@ describe('Trigger targets and delivery', () => {
   });
 
   it('every Trigger but the resyncs keeps redelivering past an 8-minute storm (ADR 49)', () => {
-    const resync = pingSource('resync');
     const critical = triggers().filter(
-      (t) =>
-        !(t.attributes.type === PING && t.attributes.source === resync) &&
-        subscriber(t) !== 'heal-external-artifacts',
+      (t) => !isResync(t) && subscriber(t) !== 'heal-external-artifacts',
     );
     expect(critical.length).toBe(8);
     for (const t of critical) {
@@ -172,9 +180,7 @@ describe('Trigger targets and delivery', () => {
   });
 
   it('a resync gives up within seconds: the next tick is 5 minutes away', () => {
-    const resyncs = triggers().filter(
-      (t) => t.attributes.type === PING && t.attributes.source === pingSource('resync'),
-    );
+    const resyncs = triggers().filter(isResync);
     expect(resyncs.length).toBe(2);
     for (const t of resyncs) expect(minRetryWindowMs(t), t.name).toBeLessThanOrEqual(30_000);
   });

@@ -2,10 +2,10 @@
 // taken (trimmed, duplicates dropped); anything else fails the start with the variable named.
 
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../shared/runtime/env.js';
+import { loadPodConfig } from '../../support/pod-config.js';
 
 const load = (value?: string) =>
-  loadConfig({ ...(value !== undefined ? { RECOVERY_NAMESPACES: value } : {}) });
+  loadPodConfig({ ...(value !== undefined ? { RECOVERY_NAMESPACES: value } : {}) });
 
 describe('RECOVERY_NAMESPACES', () => {
   it.each([

@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../shared/runtime/env.js';
+import { loadPodConfig } from '../../support/pod-config.js';
 import { DOCUMENTED_RECOVERY_DEFAULTS } from '../recovery-defaults.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {
-    const c = loadConfig({});
+    const c = loadPodConfig({});
     expect(c).toMatchObject({
       port: 8080,
       logLevel: 'info',
       sinkUrl: undefined,
+      installNamespace: 'source-watcher-recovery',
       alarm: {
         namespace: 'source-watcher-recovery',
         name: 'recovery-alarm',
@@ -22,9 +23,9 @@ describe('loadConfig', () => {
 
   it('prefers K_SINK (SinkBinding) over BROKER_URL', () => {
     expect(
-      loadConfig({ K_SINK: 'http://broker.local/a', BROKER_URL: 'http://other/b' }).sinkUrl,
+      loadPodConfig({ K_SINK: 'http://broker.local/a', BROKER_URL: 'http://other/b' }).sinkUrl,
     ).toBe('http://broker.local/a');
-    expect(loadConfig({ BROKER_URL: 'http://other/b' }).sinkUrl).toBe('http://other/b');
+    expect(loadPodConfig({ BROKER_URL: 'http://other/b' }).sinkUrl).toBe('http://other/b');
   });
 
   it.each([
@@ -33,7 +34,7 @@ describe('loadConfig', () => {
     [{ K_SINK: ' ', BROKER_URL: 'http://b/' }, 'BROKER_URL', 'http://b/'],
     [{}, undefined, undefined],
   ])('names where the sink came from: %o -> %s', (env, from, url) => {
-    const config = loadConfig(env);
+    const config = loadPodConfig(env);
     expect(config.sinkFrom).toBe(from);
     expect(config.sinkUrl).toBe(url);
   });
@@ -49,13 +50,13 @@ describe('loadConfig', () => {
     ['RECOVERY_BACKOFF_MAX', '4x', /RECOVERY_BACKOFF_MAX/],
     ['RECOVERY_MODE', 'sometimes', /RECOVERY_MODE/],
   ])('fails fast on %s=%s with a message naming the variable', (key, value, pattern) => {
-    expect(() => loadConfig({ [key]: value })).toThrow(pattern);
+    expect(() => loadPodConfig({ [key]: value })).toThrow(pattern);
   });
 
   it('reports every problem at once', () => {
     let message = '';
     try {
-      loadConfig({ PORT: 'x', RECOVERY_MAX_ATTEMPTS: '0' });
+      loadPodConfig({ PORT: 'x', RECOVERY_MAX_ATTEMPTS: '0' });
     } catch (e) {
       message = (e as Error).message;
     }
@@ -70,7 +71,7 @@ describe('loadConfig', () => {
     ['else unknown', {}, 'unknown'],
     ['cleaned and cut to 128', { POD_NAME: `a b${'x'.repeat(200)}` }, `a-b${'x'.repeat(125)}`],
   ])('Event reportingInstance: %s', (_, env, expected) => {
-    expect(loadConfig(env).events.reportingInstance).toBe(expected);
+    expect(loadPodConfig(env).events.reportingInstance).toBe(expected);
   });
 
   it.each<[string, string | undefined, number | RegExp]>([
@@ -84,14 +85,14 @@ describe('loadConfig', () => {
     ['negative', '-5', /SWEEP_BUDGET_MS/],
   ])('SWEEP_BUDGET_MS %s', (_, value, expected) => {
     const env = value === undefined ? {} : { SWEEP_BUDGET_MS: value };
-    if (typeof expected === 'number') expect(loadConfig(env).sweepBudgetMs).toBe(expected);
-    else expect(() => loadConfig(env)).toThrow(expected);
+    if (typeof expected === 'number') expect(loadPodConfig(env).sweepBudgetMs).toBe(expected);
+    else expect(() => loadPodConfig(env)).toThrow(expected);
   });
 
   it('Event writes have their own deadline, 2 s by default', () => {
-    expect(loadConfig({}).events.writeTimeoutMs).toBe(2000);
-    expect(loadConfig({ EVENT_WRITE_TIMEOUT_MS: '500' }).events.writeTimeoutMs).toBe(500);
-    expect(() => loadConfig({ EVENT_WRITE_TIMEOUT_MS: '10' })).toThrow(/EVENT_WRITE_TIMEOUT_MS/);
+    expect(loadPodConfig({}).events.writeTimeoutMs).toBe(2000);
+    expect(loadPodConfig({ EVENT_WRITE_TIMEOUT_MS: '500' }).events.writeTimeoutMs).toBe(500);
+    expect(() => loadPodConfig({ EVENT_WRITE_TIMEOUT_MS: '10' })).toThrow(/EVENT_WRITE_TIMEOUT_MS/);
   });
 
   it.each<[string, Record<string, string>, number | RegExp]>([
@@ -102,8 +103,8 @@ describe('loadConfig', () => {
     ['above an hour', { DELIVERY_TIMEOUT_SECONDS: '3601' }, /DELIVERY_TIMEOUT_SECONDS="3601"/],
     ['a duration string', { DELIVERY_TIMEOUT_SECONDS: '60s' }, /expected whole seconds/],
   ])('DELIVERY_TIMEOUT_SECONDS %s (ADR 57)', (_, env, expected) => {
-    if (typeof expected === 'number') expect(loadConfig(env).deliveryDeadlineMs).toBe(expected);
-    else expect(() => loadConfig(env)).toThrow(expected);
+    if (typeof expected === 'number') expect(loadPodConfig(env).deliveryDeadlineMs).toBe(expected);
+    else expect(() => loadPodConfig(env)).toThrow(expected);
   });
 
   it.each<[string, Record<string, string>, number | RegExp]>([
@@ -112,7 +113,7 @@ describe('loadConfig', () => {
     ['zero', { SWEEP_PAGE_SIZE: '0' }, /SWEEP_PAGE_SIZE="0"/],
     ['above 5000', { SWEEP_PAGE_SIZE: '5001' }, /SWEEP_PAGE_SIZE="5001"/],
   ])('SWEEP_PAGE_SIZE %s', (_, env, expected) => {
-    if (typeof expected === 'number') expect(loadConfig(env).sweepPageSize).toBe(expected);
-    else expect(() => loadConfig(env)).toThrow(expected);
+    if (typeof expected === 'number') expect(loadPodConfig(env).sweepPageSize).toBe(expected);
+    else expect(() => loadPodConfig(env)).toThrow(expected);
   });
 });

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../shared/runtime/env.js';
+import { loadPodConfig } from '../../support/pod-config.js';
 import { createLogger } from '../../../shared/runtime/logger.js';
 import {
   attemptLabel,
@@ -99,7 +99,7 @@ describe('metrics: OTEL_* variables', () => {
     ],
   ];
   it.each(bad)('loadConfig fails fast on %s', (_what, env, message) => {
-    expect(() => loadConfig(env)).toThrow(message);
+    expect(() => loadPodConfig(env)).toThrow(message);
   });
 });
 
@@ -149,7 +149,7 @@ afterEach(async () => {
 
 describe('metrics: the OpenTelemetry port', () => {
   it('no endpoint: the no-op port (the SDK is not imported)', async () => {
-    expect(await startMetrics('detect', loadConfig({}), silent)).toBe(noopMetrics);
+    expect(await startMetrics('detect', loadPodConfig({}), silent)).toBe(noopMetrics);
   });
 
   it('pushes OTLP/HTTP JSON with the documented names and bounded labels when flushed', async () => {
@@ -164,7 +164,7 @@ describe('metrics: the OpenTelemetry port', () => {
     });
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    const config = loadConfig({
+    const config = loadPodConfig({
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
       OTEL_METRIC_EXPORT_INTERVAL: '600000',
     });

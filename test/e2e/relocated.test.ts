@@ -1,0 +1,130 @@
+// End-to-end: the install rendered into another namespace by an overlay that sets only
+// `namespace:` (test/relocated, issue 35, docs/adr/0063). Its identities are created in that
+// namespace as the render has them, the functions run there (as pods would: POD_NAMESPACE), and
+// the Knative emulation routes by the render's Triggers, Broker and PingSources. A lost Ready write
+// under the time rule is forced by the follow-up alarm detect creates in the moved namespace (the
+// detect-alarm Trigger matches it by its recoverytimer extension, whatever the namespace), the
+// resync PingSource of the moved namespace reaches detect and surface-stalled, and nothing is
+// written in the default namespace.
+
+import * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TIMER_ALARM, TIMER_EXTENSION, TIMER_RESYNC } from '../../shared/core/events.js';
+import { toKnativeManifests } from '../harness/knative/manifests.js';
+import { pingEventSource } from '../harness/knative/ping-scheduler.js';
+import { deleteAlarm, readAlarm } from '../harness/system/world.js';
+import {
+  identityObjects,
+  requestToken,
+  SERVICE_ACCOUNTS,
+  type ServiceAccountName,
+  type ServiceAccountTokens,
+} from '../setup/cluster-rbac.js';
+import { RECOVERY_NAMESPACE, renderKustomize, type K8sObject } from '../support/manifests.js';
+import {
+  MINUTE,
+  agReady,
+  createPair,
+  kc,
+  psReady,
+  report,
+  seconds,
+  startSystem,
+  trackingCleared,
+  readAg,
+} from './scenario-kit.js';
+
+const RELOCATED = 'test/relocated';
+const MOVED = 'cozy-source-watcher-recovery';
+/** Names of the moved ClusterRoleBindings: the test world's install holds the rendered ones. */
+const bindingName = (name: string): string => `${name}-moved`;
+
+const rendered = renderKustomize(RELOCATED);
+let tokens: ServiceAccountTokens;
+const created: K8sObject[] = [];
+
+/** The render's identities, as an install in MOVED has them, next to the test world's install. */
+async function installMovedIdentities(): Promise<ServiceAccountTokens> {
+  const api = k8s.KubernetesObjectApi.makeApiClient(kc);
+  for (const o of identityObjects(RELOCATED)) {
+    // The ClusterRoles are the test world's install's, rule for rule (the same package).
+    if (o.kind === 'ClusterRole') continue;
+    const object =
+      o.kind === 'ClusterRoleBinding'
+        ? { ...o, metadata: { ...o.metadata, name: bindingName(o.metadata.name) } }
+        : o;
+    await api.create(object as k8s.KubernetesObject);
+    created.push(object);
+  }
+  const out = {} as Record<ServiceAccountName, string>;
+  for (const sa of SERVICE_ACCOUNTS) out[sa] = await requestToken(kc, sa, MOVED);
+  return out;
+}
+
+beforeAll(async () => {
+  tokens = await installMovedIdentities();
+});
+
+afterAll(async () => {
+  await deleteAlarm(kc, MOVED);
+  const api = k8s.KubernetesObjectApi.makeApiClient(kc);
+  for (const o of created.reverse()) {
+    if (o.kind === 'ClusterRoleBinding' || o.kind === 'Namespace') {
+      await api.delete(o as k8s.KubernetesObject).catch(() => undefined);
+    }
+  }
+});
+
+describe('e2e: an install moved to another namespace by `namespace:` alone', () => {
+  it('forces a lost Ready write through its own alarm, sweeps on its own resync, writes nothing in the default namespace', async () => {
+    const system = await startSystem({
+      env: { RECOVERY_EARLY_DETECTION: 'off', RECOVERY_GRACE_PERIOD: '30s' },
+      serviceAccountTokens: tokens,
+      install: { namespace: MOVED, manifests: toKnativeManifests(rendered) },
+    });
+    const pair = await createPair(system, { lose: { times: 1 } });
+    await system.runUntil(() => system.progress.of(pair.key).recoveries.length > 0, {
+      maxVirtualMs: 3 * MINUTE,
+      what: 'recovery through the alarm',
+    });
+    // Past the next 5-minute tick of the resync PingSource.
+    await system.advance(6 * MINUTE);
+
+    const p = system.progress.of(pair.key);
+    expect(p.forces.map((f) => f.attempt)).toEqual([1]);
+    expect(await agReady(pair.ref)).toMatchObject({ status: 'True', reason: 'Succeeded' });
+    expect(trackingCleared(await readAg(pair.ref))).toBe(true);
+    expect(await psReady(pair.name)).toMatchObject({ status: 'True', reason: 'Succeeded' });
+
+    // The alarm was detect's, in the moved namespace; it reached detect by its extension.
+    const ok = (trigger: string) =>
+      system.knative.broker.deliveriesTo(trigger).filter((d) => d.outcome === 'delivered');
+    const alarms = ok('detect-alarm');
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const d of alarms) {
+      expect(d.event.source).toBe(pingEventSource(MOVED, 'recovery-alarm'));
+      expect(d.event[TIMER_EXTENSION]).toBe(TIMER_ALARM);
+    }
+    // The moved resync reached both of its Triggers.
+    for (const trigger of ['detect-resync', 'surface-stalled-resync']) {
+      const resyncs = ok(trigger);
+      expect(resyncs.length, trigger).toBeGreaterThan(0);
+      for (const d of resyncs) {
+        expect(d.event.source).toBe(pingEventSource(MOVED, 'resync'));
+        expect(d.event[TIMER_EXTENSION]).toBe(TIMER_RESYNC);
+      }
+    }
+    // Nothing in the default namespace: no alarm there, and no call of a function went there.
+    expect(await readAlarm(kc, RECOVERY_NAMESPACE)).toBeUndefined();
+    const inDefault = system.proxy.calls.filter((c) =>
+      c.path.includes(`/namespaces/${RECOVERY_NAMESPACE}/`),
+    );
+    expect(inDefault.map((c) => `${c.method} ${c.path}`)).toEqual([]);
+
+    report('moved install', {
+      namespace: MOVED,
+      alarmDeliveries: alarms.length,
+      firstForceAfterStall: seconds((p.forces[0]?.claimedAt ?? NaN) - (p.stalls[0] ?? NaN)),
+    });
+  });
+});
