@@ -19,17 +19,9 @@ import {
   REPO_ROOT,
   type K8sObject,
 } from '../../support/manifests.js';
-import { BASE, FLUX_ONLY, OBSERVE, recoveryConfig } from './renders.js';
+import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE, recoveryConfig } from './renders.js';
 
 const MOVED = 'cozy-source-watcher-recovery';
-/** What the API server keeps without a namespace (kustomize's schema does not know the VAP kinds). */
-const CLUSTER_SCOPED = new Set([
-  'Namespace',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionPolicyBinding',
-]);
 /** The default namespace as a whole word: not inside source-watcher-recovery-detect and the like. */
 const NAMES_DEFAULT = new RegExp(`(?<![\\w.-])${RECOVERY_NAMESPACE}(?![\\w.-])`);
 

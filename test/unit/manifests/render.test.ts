@@ -18,7 +18,7 @@ import {
   type PolicyRule,
 } from '../../support/manifests.js';
 import { toKnativeManifests, type TriggerSpec } from '../../harness/knative/manifests.js';
-import { BASE, FLUX_ONLY, OBSERVE, recoveryConfig } from './renders.js';
+import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE, recoveryConfig } from './renders.js';
 
 /** `Kind/name` of each name. */
 const named = (kind: string, ...names: string[]): string[] => names.map((n) => `${kind}/${n}`);
@@ -75,13 +75,6 @@ const POLICY_OBJECTS = [
     (kind) => `${kind}/source-watcher-recovery-${name}`,
   ),
 );
-const CLUSTER_SCOPED = new Set([
-  'Namespace',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionPolicyBinding',
-]);
 
 const key = (o: K8sObject): string => `${o.kind}/${o.metadata.name}`;
 const keys = (objects: readonly K8sObject[]): string[] => objects.map(key).sort();

@@ -8,6 +8,18 @@ export const FLUX_ONLY = 'knative/overlays/flux-only';
 /** Every render that is shipped: the base and both overlays. */
 export const RENDERS = [BASE, OBSERVE, FLUX_ONLY];
 
+/**
+ * The kinds the API server keeps without a namespace (kustomize's built-in schema does not know
+ * the VAP kinds, so a `namespace:` overlay would give them one).
+ */
+export const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
+
 export const base = (): K8sObject[] => renderKustomize(BASE);
 export const observe = (): K8sObject[] => renderKustomize(OBSERVE);
 /** The data of the recovery-config ConfigMap in a render (it must be there, once). */
