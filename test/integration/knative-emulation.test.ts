@@ -11,6 +11,8 @@ import {
   APISERVER_DELETE,
   APISERVER_UPDATE,
   PING,
+  TIMER_ALARM,
+  TIMER_EXTENSION,
 } from '../../shared/core/events.js';
 import type { PingSource } from '../../shared/kube/port.js';
 import { VirtualClock } from '../harness/virtual-clock.js';
@@ -49,7 +51,7 @@ type Obj = { metadata: { name: string; namespace: string; resourceVersion: strin
 const createAg = (namespace: string, name: string) =>
   createArtifactGenerator(makeArtifactGenerator({ namespace, name }), kubeConfig);
 
-function pingBody(name: string, schedule: string): PingSource {
+function pingBody(name: string, schedule: string, extensions?: Record<string, string>): PingSource {
   return {
     apiVersion: 'sources.knative.dev/v1',
     kind: 'PingSource',
@@ -60,12 +62,22 @@ function pingBody(name: string, schedule: string): PingSource {
       contentType: 'application/json',
       data: `{"alarm":"${name}"}`,
       sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' } },
+      ...(extensions !== undefined ? { ceOverrides: { extensions } } : {}),
     },
   };
 }
 
-async function createPing(namespace: string, name: string, schedule: string): Promise<void> {
-  await raw.createNamespacedCustomObject({ ...PINGS, namespace, body: pingBody(name, schedule) });
+async function createPing(
+  namespace: string,
+  name: string,
+  schedule: string,
+  extensions?: Record<string, string>,
+): Promise<void> {
+  await raw.createNamespacedCustomObject({
+    ...PINGS,
+    namespace,
+    body: pingBody(name, schedule, extensions),
+  });
 }
 
 async function patchPingSchedule(namespace: string, name: string, schedule: string): Promise<void> {
@@ -367,7 +379,10 @@ describe('createKnativeEmulation: sources routed by the Triggers in knative/', (
     await deletePing(RECOVERY_NS, 'recovery-alarm').catch((e: unknown) => {
       if ((e as { code?: number }).code !== 404) throw e;
     });
-    await createPing(RECOVERY_NS, 'recovery-alarm', '0 7 0 1 1 *'); // 00:07:00
+    // As detect writes it: the detect-alarm Trigger matches its timer extension (ADR 63).
+    await createPing(RECOVERY_NS, 'recovery-alarm', '0 7 0 1 1 *', {
+      [TIMER_EXTENSION]: TIMER_ALARM,
+    }); // 00:07:00
     await knative.idle();
     await clock.advanceTo(START + 8 * 60_000);
     const alarm = `${PING} /apis/v1/namespaces/${RECOVERY_NS}/pingsources/recovery-alarm`;
