@@ -67,7 +67,10 @@ export function killAllServers(): void {
   running.clear();
 }
 
-/** `node script` with PORT=`port` (default: a free one) and only PATH of this environment. */
+/**
+ * `node script` with PORT=`port` (default: a free one), only PATH of this environment, and
+ * POD_NAMESPACE the default install namespace unless `env` gives one.
+ */
 export async function spawnServer(
   script: string,
   env: Record<string, string>,
@@ -76,7 +79,13 @@ export async function spawnServer(
   const p = port ?? (await freePort());
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, [script], {
-    env: { PATH: process.env['PATH'] ?? '', ...env, PORT: String(p) },
+    // A function learns its install namespace from its pod (docs/adr/0063); a child runs in none.
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      POD_NAMESPACE: RECOVERY_NAMESPACE,
+      ...env,
+      PORT: String(p),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -181,7 +190,7 @@ export async function spawnFunction(
   env: Record<string, string>,
 ): Promise<ChildFunction> {
   // In a pod the namespace comes from the ServiceAccount namespace file; here it is given.
-  const child = await spawnServer(builtMain(name), { POD_NAMESPACE: RECOVERY_NAMESPACE, ...env });
+  const child = await spawnServer(builtMain(name), env);
   await child.waitForLog('listening');
   return child;
 }
