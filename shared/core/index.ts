@@ -31,3 +31,4 @@ export * from './resource-version.js';
 export * from './packagesource-owner.js';
 export * from './config-rules.js';
 export * from './config-check.js';
+export * from './config-policy.js';

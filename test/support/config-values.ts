@@ -11,7 +11,9 @@ export const GOOD_VALUES: readonly (readonly [string, string, unknown])[] = [
   ['RECOVERY_GRACE_PERIOD', ' 45s ', 45_000],
   ['RECOVERY_GRACE_PERIOD', '59m60s', 3_600_000],
   ['RECOVERY_GRACE_PERIOD', '1000ms', 1_000],
-  ['RECOVERY_BACKOFF_INITIAL', '30m', 1_800_000],
+  // Not longer than RECOVERY_BACKOFF_MAX's default (4m): the order rule.
+  ['RECOVERY_BACKOFF_INITIAL', '4m', 240_000],
+  ['RECOVERY_BACKOFF_INITIAL', '1s', 1_000],
   ['RECOVERY_BACKOFF_MAX', '4m', 240_000],
   ['RECOVERY_MAX_ATTEMPTS', '1', 1],
   ['RECOVERY_MAX_ATTEMPTS', '100', 100],

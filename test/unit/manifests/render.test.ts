@@ -71,6 +71,8 @@ const POLICY_OBJECTS = [
   'heal-external-artifacts',
   'surface-stalled',
   'detect',
+  // recovery-config's values (docs/adr/0064).
+  'config',
 ].flatMap((name) =>
   ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].map(
     (kind) => `${kind}/source-watcher-recovery-${name}`,
