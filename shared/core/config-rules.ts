@@ -73,7 +73,8 @@ export const CONFIG_RULES: readonly SettingRule[] = Object.freeze([
   name('ALARM_NAME', 'recovery-alarm'),
   name('ALARM_SINK_BROKER', 'default'),
   name('RESYNC_PINGSOURCE', 'resync'),
-  integer('KUBE_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000, 'milliseconds'),
+  // At most 10 minutes: the storm's virtual-clock harness (test/support/storm.ts) needs that much.
+  integer('KUBE_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000, 'milliseconds'),
   // detect's sweep budget: with the call in flight and the alarm's it ends inside detect's 300 s.
   integer('SWEEP_BUDGET_MS', 150_000, 100, 200_000, 'milliseconds'),
   integer('SWEEP_PAGE_SIZE', 500, 1, 5000, 'a whole number'),

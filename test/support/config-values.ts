@@ -72,7 +72,7 @@ export const BAD_VALUES: readonly (readonly [string, string, string])[] = [
   ['ALARM_NAME', 'Bad_Name', NAME],
   ['ALARM_SINK_BROKER', 'a'.repeat(64), NAME],
   ['RESYNC_PINGSOURCE', 'resync.', NAME],
-  ['KUBE_REQUEST_TIMEOUT_MS', '99', 'milliseconds from 100 to 120000'],
+  ['KUBE_REQUEST_TIMEOUT_MS', '99', 'milliseconds from 100 to 600000'],
   ['SWEEP_BUDGET_MS', '150s', 'milliseconds from 100 to 200000'],
   ['SWEEP_PAGE_SIZE', '5001', 'a whole number from 1 to 5000'],
   ['DELIVERY_TIMEOUT_SECONDS', '14', 'whole seconds from 15 to 3600'],
