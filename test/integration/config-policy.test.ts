@@ -95,6 +95,18 @@ describe('recovery-config: the policy and the loader agree', () => {
     },
   );
 
+  it.each(['ALARM_NAME', 'RECOVERY_GRACE_PERIOD', 'RECOVERY_MODE', 'RECOVERY_NAMESPACES'])(
+    'a 200 kB %s: both refuse it with the same cut line (within CEL cost limits)',
+    async (key) => {
+      const value = `${'a'.repeat(100_000)}\n${'b'.repeat(100_000)}`;
+      const [line] = loaderProblems({ [key]: value });
+      expect(line).toMatch(new RegExp(`^${key}="a{64}…": expected `));
+      const answer = await apply({ [key]: value });
+      expect(answer.status).toBe(422);
+      expect(answer.message).toContain(`${DENIED}${line ?? ''}`);
+    },
+  );
+
   it('judges only the labelled ConfigMap of the install namespace', async () => {
     const bad = { RECOVERY_GRACE_PERIOD: '30x' };
     expect((await apply(bad, { labelled: false })).status).toBe(201);
