@@ -4,13 +4,23 @@
 import { describe, expect, it } from 'vitest';
 import {
   CONFIG_RULES,
+  DEFAULT_PACKAGESOURCE_AG_NAMESPACES,
   DEFAULT_RECOVERY_CONFIG,
+  MAX_ATTEMPTS_LIMIT,
+  MAX_PACKAGESOURCE_AG_NAMESPACES,
+  RECOVERY_MODES,
   checkSetting,
   parseDuration,
   parseRecoveryConfig,
   ruleOf,
   shownValue,
 } from '../../../shared/core/index.js';
+import {
+  DEFAULT_DELIVERY_TIMEOUT_SECONDS,
+  DEFAULT_SWEEP_BUDGET_MS,
+  DEFAULT_SWEEP_PAGE_SIZE,
+  LOG_LEVELS,
+} from '../../../shared/runtime/env.js';
 import { loadPodConfig } from '../../support/pod-config.js';
 import { BAD_VALUES, GOOD_VALUES, badLine } from '../../support/config-values.js';
 
@@ -61,6 +71,22 @@ describe('config rules', () => {
     expect(DEFAULT_RECOVERY_CONFIG.gracePeriodMs).toBe(
       parseDuration(ruleOf('RECOVERY_GRACE_PERIOD').default ?? ''),
     );
+  });
+
+  it("the loaders' named constants are the table's", () => {
+    const rule = (key: string) => ruleOf(key) as unknown as Record<string, unknown>;
+    expect(rule('RECOVERY_MODE').values).toEqual(RECOVERY_MODES);
+    expect(rule('LOG_LEVEL').values).toEqual(LOG_LEVELS);
+    expect(rule('RECOVERY_MAX_ATTEMPTS').max).toBe(MAX_ATTEMPTS_LIMIT);
+    expect(rule('RECOVERY_PACKAGESOURCE_AG_NAMESPACES').maxItems).toBe(
+      MAX_PACKAGESOURCE_AG_NAMESPACES,
+    );
+    expect(rule('RECOVERY_PACKAGESOURCE_AG_NAMESPACES').default).toBe(
+      DEFAULT_PACKAGESOURCE_AG_NAMESPACES.join(','),
+    );
+    expect(rule('SWEEP_BUDGET_MS').default).toBe(String(DEFAULT_SWEEP_BUDGET_MS));
+    expect(rule('SWEEP_PAGE_SIZE').default).toBe(String(DEFAULT_SWEEP_PAGE_SIZE));
+    expect(rule('DELIVERY_TIMEOUT_SECONDS').default).toBe(String(DEFAULT_DELIVERY_TIMEOUT_SECONDS));
   });
 
   it('every enum is read in any letter case, the same way for each', () => {
