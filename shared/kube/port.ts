@@ -3,7 +3,13 @@
 // Every method throws only KubeError subclasses (see errors.ts).
 
 import type { EventSeries, KubeEvent } from '../core/kube-event-content.js';
-import type { AgRef, ArtifactGenerator, Condition, PackageSource } from '../core/types.js';
+import type {
+  AgRef,
+  ArtifactGenerator,
+  Condition,
+  OwnerReference,
+  PackageSource,
+} from '../core/types.js';
 
 export interface ReadOptions {
   /** Serve from the API server's watch cache (resourceVersion=0): cheaper, may be slightly stale. */
@@ -59,9 +65,11 @@ export interface PingSource {
   metadata?: {
     name?: string;
     namespace?: string;
+    uid?: string;
     resourceVersion?: string;
     annotations?: Record<string, string>;
     labels?: Record<string, string>;
+    ownerReferences?: OwnerReference[];
     creationTimestamp?: string;
   };
   spec?: {
