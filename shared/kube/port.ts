@@ -126,6 +126,12 @@ export interface KubePort {
   /** Delete with an optional resourceVersion precondition. NotFound when already gone. */
   deletePingSource(namespace: string, name: string, opts?: WriteOptions): Promise<void>;
 
+  /**
+   * The resources (plurals) the API group version serves, from discovery. NotFound when the API
+   * server does not serve that group version (its CRD is not installed).
+   */
+  listServedResources(group: string, version: string): Promise<string[]>;
+
   /** Create an events.k8s.io/v1 Event in its metadata.namespace. Conflict when the name exists. */
   createEvent(event: KubeEvent, opts?: EventCallOptions): Promise<KubeEvent>;
   getEvent(namespace: string, name: string, opts?: EventCallOptions): Promise<KubeEvent>;

@@ -16,6 +16,7 @@ import { countingApiErrors, countingDeliveries, startMetrics } from './metrics-s
 import { exitOnSignals, listen } from './serve.js';
 import { createTokenReviewer, lazyTokenReviewer } from '../kube/token-review.js';
 import { createSenderAuth, type SenderAuth } from './sender-auth.js';
+import { checkPrerequisites } from './prerequisites.js';
 
 export interface MainContext {
   readonly config: FunctionConfig;
@@ -49,14 +50,15 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
   // no-op path and the dead-letter function never make one, so they start fast and stay small.
   // Without a configuration nothing can work: exit, so the platform restarts us visibly and the
   // Broker redelivers the event.
-  const withKubeConfig = async <T>(build: (kubeConfig: KubeConfig) => T): Promise<T> => {
+  const loadKube = async (): Promise<KubeConfig> => {
     const { loadKubeConfig } = await import('../kube/config.js');
+    return loadKubeConfig(
+      config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
+    );
+  };
+  const withKubeConfig = async <T>(build: (kubeConfig: KubeConfig) => T): Promise<T> => {
     try {
-      return build(
-        loadKubeConfig(
-          config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
-        ),
-      );
+      return build(await loadKube());
     } catch (e) {
       logger.fatal(
         { err: { message: e instanceof Error ? e.message : String(e) } },
@@ -131,4 +133,16 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
     { port: running.port, mode: config.recovery.mode, auth: config.auth.mode },
     'listening',
   );
+  // Which CRDs and APIs it needs and does not find, said once (shared/runtime/prerequisites.ts):
+  // after listening, never awaited, on a client of its own whose configuration failure is an
+  // `unknown` answer rather than an exit (the first real call exits, as it always has).
+  const discovery = lazyKubePort(async () => {
+    const { createKubeClient } = await import('../kube/client.js');
+    return createKubeClient({
+      kubeConfig: await loadKube(),
+      fieldManager: `source-watcher-recovery-${name}`,
+      requestTimeoutMs: config.kubeRequestTimeoutMs,
+    });
+  });
+  void checkPrerequisites({ fn: name, kube: discovery, clock: systemClock, logger, config });
 }
