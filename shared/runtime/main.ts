@@ -70,13 +70,18 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
   };
   const kube = lazyKubePort(async () => {
     const { createKubeClient } = await import('../kube/client.js');
-    return withKubeConfig((kubeConfig) =>
+    const client = await withKubeConfig((kubeConfig) =>
       createKubeClient({
         kubeConfig,
         fieldManager: `source-watcher-recovery-${name}`,
         requestTimeoutMs: config.kubeRequestTimeoutMs,
       }),
     );
+    // Which CRDs and APIs it needs and does not find, said once (shared/runtime/prerequisites.ts),
+    // when the client is first built: the first API call, soon after start-up. Not at listen, so
+    // that the no-op path still never loads client-node (bench P7). Never awaited; never throws.
+    void checkPrerequisites({ fn: name, kube: client, clock: systemClock, logger, config });
+    return client;
   });
   const externalArtifacts = lazyExternalArtifactPort(async () => {
     const { createExternalArtifactClient } = await import('../kube/external-artifact-client.js');
@@ -133,16 +138,4 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
     { port: running.port, mode: config.recovery.mode, auth: config.auth.mode },
     'listening',
   );
-  // Which CRDs and APIs it needs and does not find, said once (shared/runtime/prerequisites.ts):
-  // after listening, never awaited, on a client of its own whose configuration failure is an
-  // `unknown` answer rather than an exit (the first real call exits, as it always has).
-  const discovery = lazyKubePort(async () => {
-    const { createKubeClient } = await import('../kube/client.js');
-    return createKubeClient({
-      kubeConfig: await loadKube(),
-      fieldManager: `source-watcher-recovery-${name}`,
-      requestTimeoutMs: config.kubeRequestTimeoutMs,
-    });
-  });
-  void checkPrerequisites({ fn: name, kube: discovery, clock: systemClock, logger, config });
 }
