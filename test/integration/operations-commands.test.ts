@@ -6,10 +6,11 @@
 // Event by reason; the PackageSource columns show the Ready reason surface-stalled writes.
 
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   ANNOTATION_ATTEMPTS,
   ANNOTATION_LAST_RECOVERY_AT,
@@ -30,6 +31,9 @@ import { REPO_ROOT } from '../support/manifests.js';
 import * as k8s from '@kubernetes/client-node';
 
 const run = promisify(execFile);
+// kubectl's discovery cache goes to $HOME/.kube: a throw-away HOME, not the working directory.
+const home = mkdtempSync(path.join(os.tmpdir(), 'swr-kubectl-home-'));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
 const kc = testKubeConfig();
 const DOC = readFileSync(path.join(REPO_ROOT, 'docs', 'operations.md'), 'utf8');
 
@@ -45,7 +49,7 @@ function commandsUnder(heading: string): string[] {
 async function kubectl(line: string): Promise<{ code: number; out: string; err: string }> {
   try {
     const { stdout, stderr } = await run('sh', ['-c', line], {
-      env: { PATH: process.env['PATH'] ?? '', KUBECONFIG: testKubeconfigPath() },
+      env: { PATH: process.env['PATH'] ?? '', HOME: home, KUBECONFIG: testKubeconfigPath() },
       timeout: 30_000,
     });
     return { code: 0, out: stdout, err: stderr };
