@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { AG_API_VERSION, AG_KIND } from '../../../shared/core/types.js';
+import { ALARM_LABELS, PART_OF, PART_OF_LABEL } from '../../../shared/core/alarm-owner.js';
 import {
   RECOVERY_NAMESPACE,
   findObject,
@@ -158,4 +159,14 @@ describe('recovery-config', () => {
       });
     },
   );
+});
+
+describe('the run-time alarm is labelled as part of the install (docs/adr/0067)', () => {
+  it.each(RENDERS)('%s: every object carries the part-of label detect gives the alarm', (r) => {
+    expect(ALARM_LABELS[PART_OF_LABEL]).toBe(PART_OF);
+    const unlabelled = renderKustomize(r)
+      .filter((o) => o.metadata.labels?.[PART_OF_LABEL] !== PART_OF)
+      .map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(unlabelled).toEqual([]);
+  });
 });
