@@ -1,7 +1,8 @@
-// At start-up each function asks the API server's discovery whether the APIs it needs are served
+// When its Kubernetes client is first built (its first API call, soon after start-up: see
+// shared/runtime/main.ts) each function asks discovery whether the APIs it needs are served
 // (shared/core/prerequisites.ts) and says so once, in one line: `prerequisites served`, or
 // `prerequisite API not served` with the missing ones, plus a Warning Event where the function may
-// write Events. It runs beside the function, never in its way: it is not awaited by start-up, and
+// write Events. It runs beside the function, never in its way: nothing awaits it, and
 // a read that fails (a degraded API server: timeout, 429, 5xx, or a 403) leaves the need
 // `unknown`; the unknown ones are read again after each of `retryDelaysMs`, and when still unknown
 // the last line says `prerequisites unknown` with them. Nothing here throws.
