@@ -9,6 +9,7 @@ import {
   planEnsure,
   planSettle,
 } from '../../shared/core/alarm.js';
+import { ALARM_LABELS, ownedBy } from '../../shared/core/alarm-owner.js';
 import { TIMER_ALARM, TIMER_EXTENSION } from '../../shared/core/events.js';
 import { formatTimeNano, parseTime } from '../../shared/core/time.js';
 import { PING_API_VERSION, PING_KIND } from '../../shared/core/types.js';
@@ -17,6 +18,7 @@ import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { KubePort, PingSource } from '../../shared/kube/port.js';
+import { createAlarmOwner } from './alarm-owner.js';
 import type { FollowUps } from './deps.js';
 
 const MAX_ROUNDS = 4;
@@ -25,14 +27,17 @@ interface Armed {
   readonly exists: boolean;
   readonly moment: number | null;
   readonly resourceVersion: string | undefined;
+  /** It names its owner, the resync PingSource (docs/adr/0067). */
+  readonly owned: boolean;
 }
 
 export function createAlarmFollowUps(deps: {
   kube: KubePort;
   clock: Clock;
-  config: Pick<FunctionConfig, 'alarm'>;
+  config: Pick<FunctionConfig, 'alarm' | 'resyncPingSource'>;
 }): FollowUps {
   const { namespace, name, sinkBroker } = deps.config.alarm;
+  const ownerOf = createAlarmOwner(deps);
   // The last armed moment this instance saw. While it is in the future, it can only move earlier
   // (see shared/core/alarm.ts), so an event due after it needs no read at all.
   let knownFutureMoment: number | null = null;
@@ -44,16 +49,20 @@ export function createAlarmFollowUps(deps: {
         exists: true,
         moment: parseTime(ps.metadata?.annotations?.[ANNOTATION_ALARM_MOMENT]),
         resourceVersion: ps.metadata?.resourceVersion,
+        owned: ownedBy(ps.metadata?.ownerReferences, deps.config.resyncPingSource),
       };
     } catch (e) {
       if (isKubeError(e, 'NotFound'))
-        return { exists: false, moment: null, resourceVersion: undefined };
+        return { exists: false, moment: null, resourceVersion: undefined, owned: false };
       throw e;
     }
   };
 
-  const write = async (armed: Armed, moment: number): Promise<PingSource> => {
+  const write = async (armed: Armed, moment: number, log: Logger): Promise<PingSource> => {
     const annotations = { [ANNOTATION_ALARM_MOMENT]: formatTimeNano(moment) };
+    // An alarm without its owner (created while the owner was unreadable) is adopted now.
+    const owners = armed.owned ? null : await ownerOf(log);
+    const ownership = owners !== null ? { ownerReferences: owners } : {};
     const spec = {
       schedule: cronFor(moment),
       timezone: 'UTC',
@@ -66,12 +75,7 @@ export function createAlarmFollowUps(deps: {
       const body: PingSource = {
         apiVersion: PING_API_VERSION,
         kind: PING_KIND,
-        metadata: {
-          name,
-          namespace,
-          annotations,
-          labels: { 'app.kubernetes.io/part-of': 'source-watcher-recovery' },
-        },
+        metadata: { name, namespace, annotations, labels: { ...ALARM_LABELS }, ...ownership },
         spec: {
           ...spec,
           sink: {
@@ -89,7 +93,7 @@ export function createAlarmFollowUps(deps: {
       return deps.kube.patchPingSource(
         namespace,
         name,
-        { metadata: { annotations }, spec },
+        { metadata: { annotations, labels: { ...ALARM_LABELS }, ...ownership }, spec },
         armed.resourceVersion !== undefined ? { resourceVersion: armed.resourceVersion } : {},
       );
     }
@@ -104,14 +108,19 @@ export function createAlarmFollowUps(deps: {
     let current = armed;
     let m = moment;
     for (let round = 1; ; round++) {
-      const written = await write(current, m);
+      const written = await write(current, m, log);
       const now = deps.clock.now();
       if (!armedTooLate(m, now) || round >= MAX_ROUNDS) return m;
       log.warn(
         { alarmAt: formatTimeNano(m), completedAt: formatTimeNano(now) },
         'follow-up armed too late; moving it out',
       );
-      current = { exists: true, moment: m, resourceVersion: written.metadata?.resourceVersion };
+      current = {
+        exists: true,
+        moment: m,
+        resourceVersion: written.metadata?.resourceVersion,
+        owned: ownedBy(written.metadata?.ownerReferences, deps.config.resyncPingSource),
+      };
       m = alarmMoment(m, now);
     }
   };

@@ -20,6 +20,7 @@ export * from './parse.js';
 export * from './names.js';
 export * from './plain.js';
 export * from './alarm.js';
+export * from './alarm-owner.js';
 export * from './short-hash.js';
 export * from './kube-event-content.js';
 export * from './kube-event-series.js';

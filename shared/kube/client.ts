@@ -7,6 +7,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { artifactGeneratorCalls } from './artifact-generator-calls.js';
 import { InvalidError } from './errors.js';
+import { discoveryCalls } from './discovery-calls.js';
 import { eventCalls } from './event-calls.js';
 import { packageSourceCalls } from './package-source-calls.js';
 import { pingSourceCalls } from './ping-source-calls.js';
@@ -47,5 +48,6 @@ export function createKubeClient(opts: KubeClientOptions): KubePort {
     ...packageSourceCalls(ctx),
     ...pingSourceCalls(ctx),
     ...eventCalls(ctx),
+    ...discoveryCalls(ctx),
   };
 }

@@ -31,5 +31,6 @@ export function lazyKubePort(load: () => Promise<KubePort>): KubePort {
     createEvent: async (...a) => (await port()).createEvent(...a),
     getEvent: async (...a) => (await port()).getEvent(...a),
     patchEventSeries: async (...a) => (await port()).patchEventSeries(...a),
+    listServedResources: async (...a) => (await port()).listServedResources(...a),
   };
 }

@@ -3,7 +3,13 @@
 // Every method throws only KubeError subclasses (see errors.ts).
 
 import type { EventSeries, KubeEvent } from '../core/kube-event-content.js';
-import type { AgRef, ArtifactGenerator, Condition, PackageSource } from '../core/types.js';
+import type {
+  AgRef,
+  ArtifactGenerator,
+  Condition,
+  OwnerReference,
+  PackageSource,
+} from '../core/types.js';
 
 export interface ReadOptions {
   /** Serve from the API server's watch cache (resourceVersion=0): cheaper, may be slightly stale. */
@@ -59,9 +65,11 @@ export interface PingSource {
   metadata?: {
     name?: string;
     namespace?: string;
+    uid?: string;
     resourceVersion?: string;
     annotations?: Record<string, string>;
     labels?: Record<string, string>;
+    ownerReferences?: OwnerReference[];
     creationTimestamp?: string;
   };
   spec?: {
@@ -117,6 +125,12 @@ export interface KubePort {
   ): Promise<PingSource>;
   /** Delete with an optional resourceVersion precondition. NotFound when already gone. */
   deletePingSource(namespace: string, name: string, opts?: WriteOptions): Promise<void>;
+
+  /**
+   * The resources (plurals) the API group version serves, from discovery. NotFound when the API
+   * server does not serve that group version (its CRD is not installed).
+   */
+  listServedResources(group: string, version: string): Promise<string[]>;
 
   /** Create an events.k8s.io/v1 Event in its metadata.namespace. Conflict when the name exists. */
   createEvent(event: KubeEvent, opts?: EventCallOptions): Promise<KubeEvent>;

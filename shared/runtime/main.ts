@@ -16,6 +16,7 @@ import { countingApiErrors, countingDeliveries, startMetrics } from './metrics-s
 import { exitOnSignals, listen } from './serve.js';
 import { createTokenReviewer, lazyTokenReviewer } from '../kube/token-review.js';
 import { createSenderAuth, type SenderAuth } from './sender-auth.js';
+import { checkPrerequisites } from './prerequisites.js';
 
 export interface MainContext {
   readonly config: FunctionConfig;
@@ -49,14 +50,15 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
   // no-op path and the dead-letter function never make one, so they start fast and stay small.
   // Without a configuration nothing can work: exit, so the platform restarts us visibly and the
   // Broker redelivers the event.
-  const withKubeConfig = async <T>(build: (kubeConfig: KubeConfig) => T): Promise<T> => {
+  const loadKube = async (): Promise<KubeConfig> => {
     const { loadKubeConfig } = await import('../kube/config.js');
+    return loadKubeConfig(
+      config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
+    );
+  };
+  const withKubeConfig = async <T>(build: (kubeConfig: KubeConfig) => T): Promise<T> => {
     try {
-      return build(
-        loadKubeConfig(
-          config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
-        ),
-      );
+      return build(await loadKube());
     } catch (e) {
       logger.fatal(
         { err: { message: e instanceof Error ? e.message : String(e) } },
@@ -68,13 +70,18 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
   };
   const kube = lazyKubePort(async () => {
     const { createKubeClient } = await import('../kube/client.js');
-    return withKubeConfig((kubeConfig) =>
+    const client = await withKubeConfig((kubeConfig) =>
       createKubeClient({
         kubeConfig,
         fieldManager: `source-watcher-recovery-${name}`,
         requestTimeoutMs: config.kubeRequestTimeoutMs,
       }),
     );
+    // Which CRDs and APIs it needs and does not find, said once (shared/runtime/prerequisites.ts),
+    // when the client is first built: the first API call, soon after start-up. Not at listen, so
+    // that the no-op path still never loads client-node (bench P7). Never awaited; never throws.
+    void checkPrerequisites({ fn: name, kube: client, clock: systemClock, logger, config });
+    return client;
   });
   const externalArtifacts = lazyExternalArtifactPort(async () => {
     const { createExternalArtifactClient } = await import('../kube/external-artifact-client.js');

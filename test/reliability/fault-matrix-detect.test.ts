@@ -1,6 +1,7 @@
-// Fault matrix for detect: every API call it makes x {500, 429, 409, timeout, reset, slow} (the
-// alarm writes also with the answer lost after they applied). detect writes only its follow-up
-// alarm PingSource; its end state is that alarm plus the action events it emitted.
+// Fault matrix for detect: every API call it makes (the read of the alarm's owner too) x {500,
+// 429, 409, timeout, reset, slow} (the alarm writes also with the answer lost after they
+// applied). detect writes only its follow-up alarm PingSource; its end state is that alarm plus
+// the action events it emitted.
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { APISERVER_REF_UPDATE } from '../../shared/core/index.js';
@@ -192,6 +193,14 @@ defineMatrix({
       target: () => ({ match: { verb: 'create', resource: 'pingsources' } }),
       expect: alarmWrite,
     }),
+    // The alarm's owner (docs/adr/0067): read before the create; any failure arms it without one.
+    scenario('PingSource get (alarm owner)', {
+      write: false,
+      setup: () => Promise.resolve(inGrace()),
+      event: (ctx) => agUpdateEvent(ctx.data),
+      target: () => ({ match: { verb: 'get', resource: 'pingsources', name: 'resync' } }),
+      expect: () => ({ status: 200, why: 'the alarm is armed without its owner, adopted later' }),
+    }),
     scenario('PingSource patch (move earlier)', {
       write: true,
       setup: async () => {
@@ -229,6 +238,6 @@ describe('across every cell', () => {
   });
 
   it('ran every cell and every cell passed', () => {
-    expect(table.counts()).toEqual({ run: 3 * 6 + 3 * 11, passed: 3 * 6 + 3 * 11 });
+    expect(table.counts()).toEqual({ run: 4 * 6 + 3 * 11, passed: 4 * 6 + 3 * 11 });
   });
 });

@@ -17,7 +17,7 @@ import {
   REPO_ROOT,
   type K8sObject,
 } from '../../support/manifests.js';
-import { FLUX_ONLY, recoveryConfig, RENDERS } from './renders.js';
+import { FLUX_ONLY, recoveryConfig, WIRED } from './renders.js';
 
 type Filter = Record<string, string | undefined>;
 /** Each ping Trigger's filter attributes, by Trigger name. */
@@ -52,7 +52,8 @@ function renamedCopy(alarm: string, resync: string): string {
   return root;
 }
 
-describe.each(RENDERS)('%s', (entry) => {
+// The off overlay has no PingSource and no Trigger: test/unit/manifests/off.test.ts.
+describe.each(WIRED)('%s', (entry) => {
   it('as shipped: every name agrees with the ConfigMap', () => {
     const objects = renderKustomize(entry);
     const data = recoveryConfig(objects);
@@ -84,9 +85,9 @@ describe.each(RENDERS)('%s', (entry) => {
       const pings = objectsOfKind(objects, 'PingSource');
       expect(pings.map((p) => p.metadata.name)).toEqual(['sweep-every-5m']);
       expect(extensionsOf(pings[0] as K8sObject)).toEqual({ [TIMER_EXTENSION]: TIMER_RESYNC });
-      // detect may read, move and delete exactly the renamed alarm.
+      // detect may read, move and delete exactly the renamed alarm, and read its renamed owner.
       const named = loadRbacRules('detect', objects).flatMap((r) => r.resourceNames ?? []);
-      expect(new Set(named)).toEqual(new Set(['follow-up']));
+      expect(new Set(named)).toEqual(new Set(['follow-up', 'sweep-every-5m']));
     },
   );
 });

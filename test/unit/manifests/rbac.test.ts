@@ -75,6 +75,8 @@ const EXPECTED_GRANTS: Record<string, string[]> = {
     ...everywhere(AGS, 'get', 'list'),
     `${NS} ${KN}/pingsources create`,
     ...['get', 'patch', 'delete'].map((verb) => `${NS} ${KN}/pingsources ${verb} recovery-alarm`),
+    // The alarm's owner, for its uid (docs/adr/0067).
+    `${NS} ${KN}/pingsources get resync`,
   ],
   'force-drift': [
     TOKEN_REVIEW,
@@ -146,11 +148,11 @@ describe('grants per ServiceAccount', () => {
     expect(sa.automountServiceAccountToken).toBe(false);
   });
 
-  it('the alarm Role names the alarm the config names', () => {
+  it('the alarm Role names the alarm and its owner the config names', () => {
     const objects = base();
     const data = recoveryConfig(objects);
     const named = loadRbacRules('detect', objects).flatMap((r) => r.resourceNames ?? []);
-    expect(new Set(named)).toEqual(new Set([data.ALARM_NAME]));
+    expect(new Set(named)).toEqual(new Set([data.ALARM_NAME, data.RESYNC_PINGSOURCE]));
   });
 });
 
@@ -216,6 +218,8 @@ describe('what each identity can and cannot do', () => {
     ['detect', 'patches the alarm', ping('patch'), true],
     ['detect', 'deletes the alarm', ping('delete'), true],
     ['detect', 'cannot delete another PingSource', ping('delete', { name: 'resync' }), false],
+    ['detect', "reads the alarm's owner", ping('get', { name: 'resync' }), true],
+    ['detect', "cannot patch the alarm's owner", ping('patch', { name: 'resync' }), false],
     [
       'detect',
       'cannot create a PingSource elsewhere',

@@ -19,7 +19,7 @@ import {
   REPO_ROOT,
   type K8sObject,
 } from '../../support/manifests.js';
-import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE, recoveryConfig } from './renders.js';
+import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE, OFF, recoveryConfig } from './renders.js';
 
 const MOVED = 'cozy-source-watcher-recovery';
 /** The default namespace as a whole word: not inside source-watcher-recovery-detect and the like. */
@@ -68,7 +68,7 @@ function moved(entry: string): K8sObject[] {
   return renderKustomize(dir);
 }
 
-describe.each([BASE, OBSERVE, FLUX_ONLY])('%s moved by `namespace:` alone', (entry) => {
+describe.each([BASE, OBSERVE, FLUX_ONLY, OFF])('%s moved by `namespace:` alone', (entry) => {
   // kustomize renders a fresh copy (nothing cached): slow on a busy machine.
   const objects = moved(entry);
 

@@ -1,12 +1,16 @@
-// The renders of knative/ the manifest tests read: the base and its two overlays.
+// The renders of knative/ the manifest tests read: the base and its overlays.
 
 import { findRecoveryConfig, renderKustomize, type K8sObject } from '../../support/manifests.js';
 
 export const BASE = 'knative';
 export const OBSERVE = 'knative/overlays/observe';
 export const FLUX_ONLY = 'knative/overlays/flux-only';
-/** Every render that is shipped: the base and both overlays. */
-export const RENDERS = [BASE, OBSERVE, FLUX_ONLY];
+/** The install present but doing nothing: no sources, no Triggers (docs/adr/0067). */
+export const OFF = 'knative/overlays/off';
+/** Every render that is shipped: the base and its overlays. */
+export const RENDERS = [BASE, OBSERVE, FLUX_ONLY, OFF];
+/** The renders whose sources and Triggers deliver events: all but OFF. */
+export const WIRED = [BASE, OBSERVE, FLUX_ONLY];
 
 /**
  * The kinds the API server keeps without a namespace (kustomize's built-in schema does not know

@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { AG_API_VERSION, AG_KIND } from '../../../shared/core/types.js';
+import { ALARM_LABELS, PART_OF, PART_OF_LABEL } from '../../../shared/core/alarm-owner.js';
 import {
   RECOVERY_NAMESPACE,
   findObject,
@@ -11,7 +12,7 @@ import {
   renderKustomize,
   ruleAllows,
 } from '../../support/manifests.js';
-import { BASE, base, recoveryConfig, RENDERS } from './renders.js';
+import { BASE, base, OFF, recoveryConfig, RENDERS, WIRED } from './renders.js';
 
 const spec = (kind: string, name: string, render = BASE): Record<string, unknown> =>
   findObject(renderKustomize(render), kind, name).spec as Record<string, unknown>;
@@ -109,7 +110,7 @@ describe('resync PingSource', () => {
     expect(JSON.parse(String(s.data))).toEqual({ purpose: 'resync' });
   });
 
-  it.each(RENDERS)('%s: the alarm PingSource is not shipped (detect owns it at runtime)', (r) => {
+  it.each(WIRED)('%s: the alarm PingSource is not shipped (detect owns it at runtime)', (r) => {
     expect(objectsOfKind(renderKustomize(r), 'PingSource').map((p) => p.metadata.name)).toEqual([
       'resync',
     ]);
@@ -138,7 +139,8 @@ describe('recovery-config', () => {
     const objects = renderKustomize(render);
     const data = recoveryConfig(objects);
     findObject(objects, 'Broker', data.ALARM_SINK_BROKER ?? '');
-    findObject(objects, 'PingSource', data.RESYNC_PINGSOURCE ?? '');
+    // The off overlay has no resync PingSource (test/unit/manifests/off.test.ts).
+    if (render !== OFF) findObject(objects, 'PingSource', data.RESYNC_PINGSOURCE ?? '');
   });
 
   it.each(RENDERS)(
@@ -157,4 +159,14 @@ describe('recovery-config', () => {
       });
     },
   );
+});
+
+describe('the run-time alarm is labelled as part of the install (docs/adr/0067)', () => {
+  it.each(RENDERS)('%s: every object carries the part-of label detect gives the alarm', (r) => {
+    expect(ALARM_LABELS[PART_OF_LABEL]).toBe(PART_OF);
+    const unlabelled = renderKustomize(r)
+      .filter((o) => o.metadata.labels?.[PART_OF_LABEL] !== PART_OF)
+      .map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(unlabelled).toEqual([]);
+  });
 });

@@ -1,0 +1,104 @@
+// knative/overlays/off (issue 35, docs/adr/0067): the install present but doing nothing. Every
+// object of the full install is there, except the ones that start work: the event sources and the
+// Triggers; and RECOVERY_MODE is off (rolled into every Service's template), so a function still
+// reached arms and forces nothing. Without its owner (the resync PingSource) the run-time alarm
+// goes to the garbage collector. docs/operations.md's command that turns a running install off
+// deletes exactly the kinds the overlay leaves out.
+
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  objectsOfKind,
+  REPO_ROOT,
+  renderKustomize,
+  type K8sObject,
+} from '../../support/manifests.js';
+import { base, BASE, OFF, recoveryConfig } from './renders.js';
+
+/** The kinds that make work: each starts deliveries (sources) or routes them (Triggers). */
+const LEFT_OUT = ['ApiServerSource', 'PingSource', 'Trigger'];
+/** Every kind that could put an event on the Broker or deliver one to a function. */
+const DELIVERING = [...LEFT_OUT, 'ContainerSource', 'Subscription', 'Channel', 'Parallel'];
+
+const MODE_ANNOTATION = 'source-watcher-recovery.cozystack.io/mode';
+
+const knativeServices = (objects: readonly K8sObject[]): K8sObject[] =>
+  objectsOfKind(objects, 'Service').filter((s) => s.apiVersion.startsWith('serving.knative.dev/'));
+const templateAnnotations = (s: K8sObject): Record<string, string> =>
+  (s.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata
+    .annotations;
+
+/** `o` with the mode put back to `mode` (in the ConfigMap, or in a Service's template). */
+function withMode(o: K8sObject, mode: string): K8sObject {
+  const copy = structuredClone(o);
+  if (copy.kind === 'ConfigMap' && copy.metadata.name === 'recovery-config') {
+    (copy.data as Record<string, string>).RECOVERY_MODE = mode;
+  } else if (copy.apiVersion.startsWith('serving.knative.dev/')) {
+    templateAnnotations(copy)[MODE_ANNOTATION] = mode;
+  }
+  return copy;
+}
+
+const key = (o: K8sObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+const byKey = (objects: readonly K8sObject[]) => new Map(objects.map((o) => [key(o), o]));
+
+/** The kinds of the `kubectl delete` in docs/operations.md "Turning it off", as kubectl plurals. */
+function documentedDeleteKinds(): string[] {
+  const text = readFileSync(path.join(REPO_ROOT, 'docs', 'operations.md'), 'utf8');
+  const line = text.split('\n').find((l) => /kubectl .*delete [a-z,]+ -l /.test(l));
+  const kinds = line?.match(/delete ([a-z,]+) -l /)?.[1];
+  if (kinds === undefined)
+    throw new Error('docs/operations.md: no `kubectl … delete KINDS -l` line');
+  return kinds.split(',').sort();
+}
+
+describe('knative/overlays/off', () => {
+  const off = renderKustomize(OFF);
+
+  it('has no object that starts or routes an event', () => {
+    for (const kind of DELIVERING) expect(objectsOfKind(off, kind), kind).toEqual([]);
+  });
+
+  it('keeps every other object of the full install, unchanged but for the mode', () => {
+    const full = byKey(base());
+    const kept = [...full.values()].filter((o) => !LEFT_OUT.includes(o.kind));
+    expect([...byKey(off).keys()].sort()).toEqual(kept.map(key).sort());
+    for (const o of off) expect(withMode(o, 'enforce'), key(o)).toEqual(full.get(key(o)));
+  });
+
+  it('is RECOVERY_MODE=off, rolled into every Service (a ConfigMap edit rolls no Revision)', () => {
+    expect(recoveryConfig(off).RECOVERY_MODE).toBe('off');
+    expect(recoveryConfig(base()).RECOVERY_MODE).toBe('enforce');
+    for (const s of knativeServices(off)) {
+      expect(templateAnnotations(s)[MODE_ANNOTATION], s.metadata.name).toBe('off');
+    }
+  });
+
+  it("leaves out the alarm's owner, so the garbage collector removes the alarm", () => {
+    const owner = recoveryConfig(off).RESYNC_PINGSOURCE ?? '';
+    expect(owner).not.toBe('');
+    expect(objectsOfKind(renderKustomize(BASE), 'PingSource').map((p) => p.metadata.name)).toEqual([
+      owner,
+    ]);
+    expect(objectsOfKind(off, 'PingSource')).toEqual([]);
+  });
+
+  it('runs no pod while idle: every Service scales to zero', () => {
+    expect(knativeServices(off)).toHaveLength(5);
+    for (const s of knativeServices(off)) {
+      expect(templateAnnotations(s)['autoscaling.knative.dev/min-scale'], s.metadata.name).toBe(
+        '0',
+      );
+    }
+  });
+
+  it('docs/operations.md turns a running install off by deleting exactly the kinds left out', () => {
+    const plural: Record<string, string> = {
+      ApiServerSource: 'apiserversources',
+      PingSource: 'pingsources',
+      Trigger: 'triggers',
+    };
+    expect(documentedDeleteKinds()).toEqual(LEFT_OUT.map((k) => plural[k]).sort());
+  });
+});
