@@ -8,6 +8,8 @@
 // docs/adr/0065.
 
 import { stringify } from 'yaml';
+/** YAML 1.1, as Helm reads it (its "on" is a boolean), without line folding. */
+const YAML_OPTIONS = { lineWidth: 0, version: '1.1' } as const;
 import { groupOf, type K8sObject } from '../support/manifests.js';
 import { CLUSTER_SCOPED } from '../unit/manifests/renders.js';
 import { conditionFor } from './conditions.js';
@@ -129,7 +131,7 @@ function objectTemplates(normalized: ReadonlyArray<{ settings: Settings; others:
       const key = objectKey(o);
       const entry = byKey.get(key) ?? { kind: o.kind, versions: new Map() };
       byKey.set(key, entry);
-      const body = templateText(stringify(o, { lineWidth: 0 }));
+      const body = templateText(stringify(o, YAML_OPTIONS));
       entry.versions.set(body, [...(entry.versions.get(body) ?? []), settings]);
     }
   }
@@ -152,7 +154,7 @@ function objectTemplates(normalized: ReadonlyArray<{ settings: Settings; others:
 
 function configTemplate(config: K8sObject): string {
   const { data: _data, ...rest } = config;
-  return `${HEADER}${PRELUDE}---\n${templateText(stringify(rest, { lineWidth: 0 }))}data:\n{{- range $k, $v := include "swr.configData" . | fromJson }}\n  {{ $k }}: {{ $v | quote }}\n{{- end }}\n`;
+  return `${HEADER}${PRELUDE}---\n${templateText(stringify(rest, YAML_OPTIONS))}data:\n{{- range $k, $v := include "swr.configData" . | fromJson }}\n  {{ $k }}: {{ $v | quote }}\n{{- end }}\n`;
 }
 
 const quote = (s: string) => JSON.stringify(s);

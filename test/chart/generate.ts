@@ -77,13 +77,13 @@ export function generateChart(): Map<string, string> {
 }
 
 /** Paths that differ between the generated chart and the one on disk (missing, extra, changed). */
-export function staleFiles(files: ReadonlyMap<string, string>): string[] {
+export function staleFiles(files: ReadonlyMap<string, string>, dir: string = CHART_DIR): string[] {
   const stale: string[] = [];
   for (const [file, text] of files) {
-    const p = path.join(CHART_DIR, file);
+    const p = path.join(dir, file);
     if (!existsSync(p) || readFileSync(p, 'utf8') !== text) stale.push(file);
   }
-  const templates = path.join(CHART_DIR, 'templates');
+  const templates = path.join(dir, 'templates');
   for (const name of existsSync(templates) ? readdirSync(templates) : []) {
     const file = `templates/${name}`;
     if (!files.has(file) && !CHART_OWN_FILES.includes(file)) stale.push(file);

@@ -13,6 +13,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
+/** YAML 1.1, as Helm reads it (its "on" is a boolean), without line folding. */
+const YAML_OPTIONS = { lineWidth: 0, version: '1.1' } as const;
 import { KNATIVE_DIR, renderKustomize, type K8sObject } from '../support/manifests.js';
 
 export const FLAGS = ['observe', 'surfaceStalled', 'healExternalArtifacts', 'senderAuth'] as const;
@@ -94,7 +96,7 @@ export function kustomizationFor(settings: Settings, at: string): string {
     components: components.map(rel),
   };
   if (settings.observe) k.patches = inlinePatches(observe);
-  return stringify(k, { lineWidth: 0 });
+  return stringify(k, YAML_OPTIONS);
 }
 
 /** `kubectl kustomize` of one combination. */

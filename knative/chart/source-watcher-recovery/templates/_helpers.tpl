@@ -52,12 +52,13 @@ Hand-written helpers of the generated chart (docs/adr/0065). The other templates
 
 {{- /*
 The name kustomize's configMapGenerator gives a ConfigMap of this name and data: name-<hash>,
-the hash being the first 10 hex digits of sha256 over {"data":…,"kind":"ConfigMap","name":…}
-(Go's JSON, keys sorted) with 0,1,3,a,e spelled g,h,k,m,t. Used when the renders hash
+the hash being the first 10 hex digits of sha256 over {"data":…,"kind":"ConfigMap","name":""}
+(Go's JSON, keys sorted; kustomize hashes before it sets the name) with 0,1,3,a,e spelled
+g,h,k,m,t. Used when the renders hash
 recovery-config; test/unit/manifests/chart-hash.test.ts checks it against kustomize.
 */}}
 {{- define "swr.kustomizeConfigMapName" -}}
-{{- $hash := toJson (dict "kind" "ConfigMap" "name" .name "data" .data) | sha256sum | trunc 10 }}
+{{- $hash := toJson (dict "kind" "ConfigMap" "name" "" "data" .data) | sha256sum | trunc 10 }}
 {{- $hash = $hash | replace "0" "g" | replace "1" "h" | replace "3" "k" | replace "a" "m" | replace "e" "t" }}
 {{- printf "%s-%s" .name $hash }}
 {{- end }}
