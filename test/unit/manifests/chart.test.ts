@@ -5,11 +5,11 @@
 // committed one must be what the generator writes now, so a change to knative/ without a
 // re-generation fails here.
 
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { CHART_DIR, generateChart, staleFiles } from '../../chart/generate.js';
 import { helmTemplate, runHelm } from '../../support/helm.js';
 import {
@@ -29,7 +29,6 @@ afterAll(() => rmSync(temp, { recursive: true, force: true }));
 /** An overlay of one entry point, as a user would write it: `kubectl kustomize` of it. */
 function overlay(name: string, of: string, extra: Record<string, unknown>): K8sObject[] {
   const dir = path.join(temp, name);
-  cpSync(path.join(REPO_ROOT, 'knative', 'core', 'namespace.yaml'), path.join(temp, '.keep'));
   const k = {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
@@ -37,7 +36,7 @@ function overlay(name: string, of: string, extra: Record<string, unknown>): K8sO
     ...extra,
   };
   rmSync(dir, { recursive: true, force: true });
-  cpSync(path.join(temp, '.keep'), path.join(dir, '.keep'));
+  mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'kustomization.yaml'), stringify(k));
   return renderKustomize(dir);
 }
@@ -89,6 +88,14 @@ const ROWS: Row[] = [
     name: 'another namespace = knative/ with namespace:',
     values: { namespace: { name: 'cozy-source-watcher-recovery' } },
     kustomize: () => overlay('ns', BASE, { namespace: 'cozy-source-watcher-recovery' }),
+  },
+  {
+    name: 'values-cozystack.yaml = knative/ with namespace: cozy-source-watcher-recovery',
+    values: parse(readFileSync(path.join(CHART_DIR, 'values-cozystack.yaml'), 'utf8')) as Record<
+      string,
+      unknown
+    >,
+    kustomize: () => overlay('cozystack', BASE, { namespace: 'cozy-source-watcher-recovery' }),
   },
   {
     name: 'observe in another namespace = overlays/observe with namespace:',
