@@ -2,10 +2,10 @@
 // render per combination of them. Each combination is a kustomization written to a temporary
 // directory, assembled from the shipped entry points only (knative/, overlays/observe,
 // overlays/flux-only, overlays/sender-auth), so the chart follows them when they change:
-//   observe                the patches of overlays/observe
-//   surfaceStalled=false   the resources of overlays/flux-only (no cozystack/)
-//   healExternalArtifacts=false  knative/'s components without components/heal-external-artifacts
-//   senderAuth             the components of overlays/sender-auth
+//   observe                overlays/observe's own fields (patches, generators, …)
+//   surfaceStalled=false   without what overlays/flux-only leaves out (cozystack/)
+//   healExternalArtifacts=false  without components/heal-external-artifacts
+//   senderAuth             with the components overlays/sender-auth adds
 // Every render also sets `namespace:` to a placeholder (NAMESPACE_TOKEN), which the templates
 // replace with the chart's namespace value (docs/adr/0065).
 
@@ -15,7 +15,13 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 /** YAML 1.1, as Helm reads it (its "on" is a boolean), without line folding. */
 const YAML_OPTIONS = { lineWidth: 0, version: '1.1' } as const;
-import { KNATIVE_DIR, renderKustomize, type K8sObject } from '../support/manifests.js';
+import { execFileSync } from 'node:child_process';
+import {
+  KNATIVE_DIR,
+  kubectlBinary,
+  parseManifests,
+  type K8sObject,
+} from '../support/manifests.js';
 
 export const FLAGS = ['observe', 'surfaceStalled', 'healExternalArtifacts', 'senderAuth'] as const;
 export type Flag = (typeof FLAGS)[number];
@@ -34,13 +40,13 @@ export const NAMESPACE_TOKEN = 'swrchartnamespace';
 
 const HEAL_COMPONENT = path.join(KNATIVE_DIR, 'components', 'heal-external-artifacts');
 
-interface Kustomization {
-  resources?: string[];
-  components?: string[];
-  patches?: Array<Record<string, unknown>>;
+type Kustomization = Record<string, unknown> & { resources?: string[]; components?: string[] };
+interface Source {
+  dir: string;
+  k: Kustomization;
 }
 
-function readKustomization(dir: string): { dir: string; k: Kustomization } {
+function readKustomization(dir: string): Source {
   const file = path.join(KNATIVE_DIR, dir, 'kustomization.yaml');
   return {
     dir: path.join(KNATIVE_DIR, dir),
@@ -49,17 +55,42 @@ function readKustomization(dir: string): { dir: string; k: Kustomization } {
 }
 
 /** Absolute paths of a kustomization's resources or components. */
-function entries(source: { dir: string; k: Kustomization }, field: 'resources' | 'components') {
+function entries(source: Source, field: 'resources' | 'components'): string[] {
   return (source.k[field] ?? []).map((entry) => path.resolve(source.dir, entry));
 }
 
-/** A patch list with file patches inlined (the temporary directory cannot reach the files). */
-function inlinePatches(source: { dir: string; k: Kustomization }): Array<Record<string, unknown>> {
-  return (source.k.patches ?? []).map((p) => {
-    if (typeof p.path !== 'string') return p;
-    const { path: file, ...rest } = p;
-    return { ...rest, patch: readFileSync(path.resolve(source.dir, file as string), 'utf8') };
-  });
+/**
+ * A kustomization's own fields (patches, generators, replacements, …) with the files they name
+ * made absolute, for a kustomization elsewhere (rendered with LoadRestrictionsNone).
+ */
+function ownFields(source: Source): Record<string, unknown> {
+  const abs = (f: string) => {
+    const eq = f.indexOf('=');
+    return eq < 0
+      ? path.resolve(source.dir, f)
+      : `${f.slice(0, eq)}=${path.resolve(source.dir, f.slice(eq + 1))}`;
+  };
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(source.k)) {
+    if (['apiVersion', 'kind', 'resources', 'components'].includes(key)) continue;
+    if (key === 'patches' && Array.isArray(value)) {
+      out[key] = value.map((p: Record<string, unknown>) =>
+        typeof p.path === 'string' ? { ...p, path: path.resolve(source.dir, p.path) } : p,
+      );
+    } else if (
+      (key === 'configMapGenerator' || key === 'secretGenerator') &&
+      Array.isArray(value)
+    ) {
+      out[key] = value.map((g: Record<string, unknown>) => ({
+        ...g,
+        ...(Array.isArray(g.envs) ? { envs: (g.envs as string[]).map(abs) } : {}),
+        ...(Array.isArray(g.files) ? { files: (g.files as string[]).map(abs) } : {}),
+      }));
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
 }
 
 /** Every combination of the flags, the defaults first. */
@@ -77,25 +108,40 @@ export function allSettings(): Settings[] {
   return out;
 }
 
-/** The kustomization (as YAML) that renders one combination, for a directory `at`. */
+/**
+ * The kustomization (as YAML) that renders one combination, for a directory `at`: knative/'s, or
+ * overlays/observe's with all its own fields; without what overlays/flux-only leaves out of
+ * knative/'s resources (cozystack/) when surface-stalled is off; with the components
+ * overlays/sender-auth adds to knative/'s, in its order, when sender-auth is on; without
+ * components/heal-external-artifacts when that is off.
+ */
 export function kustomizationFor(settings: Settings, at: string): string {
   const base = readKustomization('.');
-  const fluxOnly = readKustomization('overlays/flux-only');
-  const senderAuth = readKustomization('overlays/sender-auth');
-  const observe = readKustomization('overlays/observe');
-  const resources = entries(settings.surfaceStalled ? base : fluxOnly, 'resources');
-  const components = entries(settings.senderAuth ? senderAuth : base, 'components').filter(
-    (c) => settings.healExternalArtifacts || c !== HEAL_COMPONENT,
+  const host = settings.observe ? readKustomization('overlays/observe') : base;
+  const cozystackOnly = new Set(entries(base, 'resources'));
+  for (const r of entries(readKustomization('overlays/flux-only'), 'resources'))
+    cozystackOnly.delete(r);
+  const resources = entries(host, 'resources').filter(
+    (r) => settings.surfaceStalled || !cozystackOnly.has(r),
   );
+  const hostComponents = new Set(entries(host, 'components'));
+  const baseComponents = new Set(entries(base, 'components'));
+  const components = (
+    settings.senderAuth
+      ? entries(readKustomization('overlays/sender-auth'), 'components').filter(
+          (c) => hostComponents.has(c) || !baseComponents.has(c),
+        )
+      : [...hostComponents]
+  ).filter((c) => settings.healExternalArtifacts || c !== HEAL_COMPONENT);
   const rel = (p: string) => path.relative(at, p);
   const k: Record<string, unknown> = {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
+    ...ownFields(host),
     namespace: NAMESPACE_TOKEN,
     resources: resources.map(rel),
     components: components.map(rel),
   };
-  if (settings.observe) k.patches = inlinePatches(observe);
   return stringify(k, YAML_OPTIONS);
 }
 
@@ -104,7 +150,17 @@ export function renderSettings(settings: Settings): K8sObject[] {
   const dir = mkdtempSync(path.join(tmpdir(), 'swr-chart-'));
   try {
     writeFileSync(path.join(dir, 'kustomization.yaml'), kustomizationFor(settings, dir));
-    return renderKustomize(dir);
+    const out = execFileSync(
+      kubectlBinary(),
+      ['kustomize', '--load-restrictor=LoadRestrictionsNone', dir],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 60_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    return parseManifests(out, `kustomize of the chart variant ${JSON.stringify(settings)}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
