@@ -85,7 +85,7 @@ function normalize(variant: Variant, image: string): { config: K8sObject; others
   });
   return {
     config: others[variant.objects.indexOf(config)] as K8sObject,
-    others: others.filter((o) => !isConfig(o)),
+    others: others.filter((_o, i) => variant.objects[i] !== config),
   };
 }
 

@@ -94,6 +94,11 @@ describe('the generator on a render whose recovery-config is hashed', () => {
       'include "swr.kustomizeConfigMapName" (dict "name" "recovery-config"',
     );
     expect(out.templates.get('templates/recovery-config.yaml')).toContain('name: {{ $config }}');
+    // Once: not also as a plain ConfigMap of that name.
+    expect([...out.templates.keys()].sort()).toEqual([
+      'templates/recovery-config.yaml',
+      'templates/service.yaml',
+    ]);
   });
 
   it('makes every reference to the hashed name follow it', () => {
