@@ -26,7 +26,8 @@ export default defineConfig({
           // Suites that share the one API server run one project after another.
           sequence: { groupOrder: 1 },
           include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/setup/apiserver-global-setup.ts'],
+          // manifests-dry-run also sends the Helm chart's renders.
+          globalSetup: ['test/setup/apiserver-global-setup.ts', 'test/setup/helm-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 600_000,
           fileParallelism: false,

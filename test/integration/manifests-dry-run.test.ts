@@ -10,7 +10,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CHART_DIR } from '../chart/generate.js';
 import { testKubeConfig } from '../support/apiserver.js';
+import { helmTemplate } from '../support/helm.js';
 import {
   KNATIVE_DIR,
   parseManifests,
@@ -185,6 +187,34 @@ describe('knative/ passes server-side dry-run against the real API server', () =
       expect(answer.status, `${what}: ${answer.body.slice(0, 300)}`).toBeGreaterThanOrEqual(400);
       expect(answer.body, what).toContain(field);
     }
+  });
+});
+
+// The Helm chart's renders (test/unit/manifests/chart.test.ts proves them equal to the kustomize
+// ones; here they meet the real schemas themselves), for the settings that change objects.
+describe('the Helm chart passes server-side dry-run against the real API server', () => {
+  it.each([
+    ['defaults', {}],
+    ['mode observe', { mode: 'observe' }],
+    [
+      'surface-stalled and heal-external-artifacts off',
+      { functions: { surfaceStalled: false, healExternalArtifacts: false } },
+    ],
+    [
+      'sender-auth in another namespace',
+      { senderAuth: { enabled: true }, namespace: { name: 'default' } },
+    ],
+  ])('%s: every rendered object is accepted', async (_name, values) => {
+    const objects = helmTemplate(CHART_DIR, values);
+    expect(objects.length).toBeGreaterThan(10);
+    const rejected: string[] = [];
+    for (const o of objects) {
+      const answer = await dryRunApply(o);
+      if (answer.status !== 200 && answer.status !== 201) {
+        rejected.push(`${describeObject(o)}: ${answer.status} ${answer.body.slice(0, 600)}`);
+      }
+    }
+    expect(rejected).toEqual([]);
   });
 });
 
