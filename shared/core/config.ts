@@ -1,8 +1,8 @@
 // Recovery settings: the reference driver's constants, overridable from the environment.
 // The caller passes the environment in; this module never reads process.env.
 
-import { formatDuration, parseDuration } from './duration.js';
-import { isDns1123Label } from './names.js';
+import { checkSetting, readSettings } from './config-check.js';
+import { CONFIG_ORDER_RULES, orderProblemOf, ruleOf } from './config-rules.js';
 
 export type RecoveryMode = 'enforce' | 'observe' | 'off';
 
@@ -71,111 +71,43 @@ export class ConfigError extends Error {
   }
 }
 
-const DURATION_FORM = 'a Go-style duration such as 500ms, 30s or 4m';
+/** The keys parseRecoveryConfig reads, each by its rule in config-rules.ts. */
+const RECOVERY_KEYS = [
+  ENV_GRACE_PERIOD,
+  ENV_BACKOFF_INITIAL,
+  ENV_BACKOFF_MAX,
+  ENV_MAX_ATTEMPTS,
+  ENV_MODE,
+  ENV_EARLY_DETECTION,
+] as const;
 
 /**
- * Reads RECOVERY_* variables; unset or empty means the default. Every problem is collected into
- * one ConfigError whose message names the variable, the bad value and the accepted form.
+ * Reads RECOVERY_* variables by their rules (config-rules.ts); unset or empty means the default.
+ * Every problem is collected into one ConfigError whose lines are the rules' own messages (the
+ * admission policy on recovery-config refuses the same values with the same lines).
  */
 export function parseRecoveryConfig(
   env: Readonly<Record<string, string | undefined>>,
 ): RecoveryConfig {
-  const problems: string[] = [];
-  const bad = (name: string, value: string, expected: string): void => {
-    problems.push(`${name}=${show(value)}: expected ${expected}`);
-  };
-
-  const duration = (name: string, fallback: number, positive: boolean): number | null => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    let ms: number;
-    try {
-      ms = parseDuration(raw);
-    } catch {
-      bad(name, raw, DURATION_FORM);
-      return null;
-    }
-    if (positive && ms <= 0) {
-      bad(name, raw, `a duration greater than zero, such as 30s`);
-      return null;
-    }
-    return ms;
-  };
-
-  const gracePeriodMs = duration(ENV_GRACE_PERIOD, DEFAULT_RECOVERY_CONFIG.gracePeriodMs, false);
-  const backoffInitialMs = duration(
-    ENV_BACKOFF_INITIAL,
-    DEFAULT_RECOVERY_CONFIG.backoffInitialMs,
-    true,
-  );
-  const backoffMaxMs = duration(ENV_BACKOFF_MAX, DEFAULT_RECOVERY_CONFIG.backoffMaxMs, true);
-  if (backoffInitialMs !== null && backoffMaxMs !== null && backoffMaxMs < backoffInitialMs) {
-    const rawMax = env[ENV_BACKOFF_MAX];
-    if (rawMax !== undefined && rawMax !== '') {
-      bad(
-        ENV_BACKOFF_MAX,
-        rawMax,
-        `a duration not shorter than ${ENV_BACKOFF_INITIAL} (${formatDuration(backoffInitialMs)})`,
-      );
-    } else {
-      bad(
-        ENV_BACKOFF_INITIAL,
-        env[ENV_BACKOFF_INITIAL] ?? '',
-        `a duration not longer than ${ENV_BACKOFF_MAX} (${formatDuration(backoffMaxMs)})`,
-      );
+  const { values, raw, problems } = readSettings(env, RECOVERY_KEYS);
+  for (const { longer, shorter } of CONFIG_ORDER_RULES) {
+    const long = values.get(longer);
+    const short = values.get(shorter);
+    if (typeof long === 'number' && typeof short === 'number' && long < short) {
+      problems.push(orderProblemOf(longer, raw.get(longer) ?? '', shorter, raw.get(shorter) ?? ''));
     }
   }
-
-  let maxAttempts: number | null = DEFAULT_RECOVERY_CONFIG.maxAttempts;
-  const rawAttempts = env[ENV_MAX_ATTEMPTS];
-  if (rawAttempts !== undefined && rawAttempts !== '') {
-    const n = /^[0-9]{1,4}$/.test(rawAttempts) ? Number(rawAttempts) : NaN;
-    if (!(n >= 1 && n <= MAX_ATTEMPTS_LIMIT)) {
-      bad(ENV_MAX_ATTEMPTS, rawAttempts, `a whole number from 1 to ${MAX_ATTEMPTS_LIMIT}`);
-      maxAttempts = null;
-    } else {
-      maxAttempts = n;
-    }
-  }
-
-  let mode: RecoveryMode | null = DEFAULT_RECOVERY_CONFIG.mode;
-  const rawMode = env[ENV_MODE];
-  if (rawMode !== undefined && rawMode !== '') {
-    mode = RECOVERY_MODES.find((m) => m === rawMode) ?? null;
-    if (mode === null) bad(ENV_MODE, rawMode, `one of ${RECOVERY_MODES.join(', ')}`);
-  }
-
-  let earlyDetection: boolean | null = DEFAULT_RECOVERY_CONFIG.earlyDetection;
-  const rawEarly = env[ENV_EARLY_DETECTION];
-  if (rawEarly !== undefined && rawEarly !== '') {
-    earlyDetection = rawEarly === 'on' ? true : rawEarly === 'off' ? false : null;
-    if (earlyDetection === null) bad(ENV_EARLY_DETECTION, rawEarly, 'on or off');
-  }
-
-  if (
-    problems.length > 0 ||
-    earlyDetection === null ||
-    gracePeriodMs === null ||
-    backoffInitialMs === null ||
-    backoffMaxMs === null ||
-    maxAttempts === null ||
-    mode === null
-  ) {
-    throw new ConfigError(problems);
-  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const num = (key: string): number => values.get(key) as number;
   return Object.freeze({
-    gracePeriodMs,
-    earlyDetection,
-    backoffInitialMs,
-    backoffMaxMs,
-    maxAttempts,
-    mode,
+    gracePeriodMs: num(ENV_GRACE_PERIOD),
+    earlyDetection: values.get(ENV_EARLY_DETECTION) === 'on',
+    backoffInitialMs: num(ENV_BACKOFF_INITIAL),
+    backoffMaxMs: num(ENV_BACKOFF_MAX),
+    maxAttempts: num(ENV_MAX_ATTEMPTS),
+    mode: values.get(ENV_MODE) as RecoveryMode,
     clockSkewMs: DEFAULT_RECOVERY_CONFIG.clockSkewMs,
   });
-}
-
-function show(value: string): string {
-  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
 }
 
 /**
@@ -187,37 +119,20 @@ export const ENV_PACKAGESOURCE_AG_NAMESPACES = 'RECOVERY_PACKAGESOURCE_AG_NAMESP
 export const DEFAULT_PACKAGESOURCE_AG_NAMESPACES: readonly string[] = Object.freeze([
   'cozy-system',
 ]);
-export const MAX_PACKAGESOURCE_AG_NAMESPACES = 16;
+export const MAX_PACKAGESOURCE_AG_NAMESPACES = 16; // its rule's maxItems
 
 /**
- * RECOVERY_PACKAGESOURCE_AG_NAMESPACES: a comma-separated list of namespace names (spaces around
- * them ignored, repeats dropped); unset or empty means cozy-system. Throws a ConfigError that names
- * the variable, the bad entry and the accepted form.
+ * RECOVERY_PACKAGESOURCE_AG_NAMESPACES by its rule (config-rules.ts): a comma-separated list of
+ * namespace names (spaces around them ignored, repeats dropped); unset or empty means cozy-system.
+ * Throws a ConfigError with the rule's message.
  */
 export function parsePackageSourceAgNamespaces(
   env: Readonly<Record<string, string | undefined>>,
 ): readonly string[] {
-  const raw = env[ENV_PACKAGESOURCE_AG_NAMESPACES];
-  if (raw === undefined || raw.trim() === '') return DEFAULT_PACKAGESOURCE_AG_NAMESPACES;
-  const form = `a comma-separated list of namespace names (DNS-1123 labels), such as cozy-system`;
-  const entries = raw.split(',').map((e) => e.trim());
-  const problems: string[] = [];
-  for (const e of entries) {
-    if (!isDns1123Label(e)) {
-      problems.push(
-        `${ENV_PACKAGESOURCE_AG_NAMESPACES}=${show(raw)}: ` +
-          `${e === '' ? 'an empty entry' : `${show(e)} is not a namespace name`}; expected ${form}`,
-      );
-      break;
-    }
-  }
-  const unique = [...new Set(entries)];
-  if (problems.length === 0 && unique.length > MAX_PACKAGESOURCE_AG_NAMESPACES) {
-    problems.push(
-      `${ENV_PACKAGESOURCE_AG_NAMESPACES}=${show(raw)}: ` +
-        `expected at most ${MAX_PACKAGESOURCE_AG_NAMESPACES} namespaces`,
-    );
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze(unique);
+  const result = checkSetting(
+    ruleOf(ENV_PACKAGESOURCE_AG_NAMESPACES),
+    env[ENV_PACKAGESOURCE_AG_NAMESPACES],
+  );
+  if (!result.ok) throw new ConfigError([result.problem]);
+  return result.value as readonly string[];
 }

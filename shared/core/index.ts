@@ -29,3 +29,6 @@ export * from './external-artifact-heal.js';
 export * from './external-artifact-identity.js';
 export * from './resource-version.js';
 export * from './packagesource-owner.js';
+export * from './config-rules.js';
+export * from './config-check.js';
+export * from './config-policy.js';

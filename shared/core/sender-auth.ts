@@ -3,6 +3,9 @@
 // TokenReview's answer, and the cache policy. Who the sender is comes from the API server's
 // TokenReview alone; a claim read here never lets a request in.
 
+import { checkSetting } from './config-check.js';
+import { ruleOf } from './config-rules.js';
+
 /** off: no check (Eventing's authentication-oidc off); oidc: every delivery needs a valid token. */
 export type SenderAuthMode = 'off' | 'oidc';
 
@@ -53,10 +56,11 @@ export function parseSenderAuthConfig(
     const v = env[key];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
-  const modeText = (text(ENV_AUTH) ?? 'off').toLowerCase();
+  // RECOVERY_AUTH by its rule (config-rules.ts), as the admission policy on recovery-config reads it.
+  const modeResult = checkSetting(ruleOf(ENV_AUTH), env[ENV_AUTH]);
   let mode: SenderAuthMode = 'off';
-  if (modeText === 'oidc' || modeText === 'off') mode = modeText;
-  else problems.push(`${ENV_AUTH}="${modeText.slice(0, 40)}": expected off or oidc`);
+  if (modeResult.ok) mode = modeResult.value as SenderAuthMode;
+  else problems.push(modeResult.problem);
 
   const service = text('K_SERVICE');
   const audience =

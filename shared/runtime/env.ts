@@ -13,6 +13,22 @@ import { parseSenderAuthConfig, type SenderAuthConfig } from '../core/sender-aut
 import { parseMetricsExport, type MetricsExportConfig } from './metrics-config.js';
 import { isHttpUrl } from './http-url.js';
 import { readFileSync } from 'node:fs';
+import { readSettings } from '../core/config-check.js';
+
+/** The settings loadConfig reads by their rules (the RECOVERY_* ones: parseRecoveryConfig). */
+const ENV_RULE_KEYS = [
+  'LOG_LEVEL',
+  'ALARM_NAME',
+  'ALARM_SINK_BROKER',
+  'RESYNC_PINGSOURCE',
+  'KUBE_REQUEST_TIMEOUT_MS',
+  'SWEEP_BUDGET_MS',
+  'SWEEP_PAGE_SIZE',
+  'DELIVERY_TIMEOUT_SECONDS',
+  'EVENT_WRITE_TIMEOUT_MS',
+  'RECOVERY_HEAL_EXTERNAL_ARTIFACTS',
+  'RECOVERY_NAMESPACES',
+] as const;
 
 export interface FunctionConfig {
   readonly port: number;
@@ -135,10 +151,12 @@ export function loadConfig(
     errors.push(`PORT="${portText}": expected a TCP port number from 1 to 65535`);
   }
 
-  const levelText = (text('LOG_LEVEL') ?? 'info').toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(levelText)) {
-    errors.push(`LOG_LEVEL="${levelText}": expected one of ${LOG_LEVELS.join(', ')}`);
-  }
+  // Every setting of recovery-config with a rule (shared/core/config-rules.ts) is read by it: the
+  // same values, and the same messages, as the admission policy on the ConfigMap.
+  const settings = readSettings(env, ENV_RULE_KEYS);
+  errors.push(...settings.problems);
+  const setting = <T>(key: string, fallback: T): T => (settings.values.get(key) as T) ?? fallback;
+  const levelText = setting<LogLevel>('LOG_LEVEL', 'info');
 
   const sinkFrom =
     text('K_SINK') !== undefined
@@ -166,64 +184,19 @@ export function loadConfig(
     );
   }
   const alarmNamespace = installNamespace;
-  const alarmName = text('ALARM_NAME') ?? 'recovery-alarm';
-  const sinkBroker = text('ALARM_SINK_BROKER') ?? 'default';
-  const resyncPingSource = text('RESYNC_PINGSOURCE') ?? 'resync';
-  for (const [key, value] of [
-    ['ALARM_NAME', alarmName],
-    ['ALARM_SINK_BROKER', sinkBroker],
-    ['RESYNC_PINGSOURCE', resyncPingSource],
-  ] as const) {
-    if (!isDns1123Label(value)) {
-      errors.push(`${key}="${value}": expected a Kubernetes name (DNS-1123 label)`);
-    }
-  }
-
-  const timeoutText = text('KUBE_REQUEST_TIMEOUT_MS') ?? '10000';
-  const kubeRequestTimeoutMs = Number(timeoutText);
-  if (!/^[0-9]{1,7}$/.test(timeoutText) || kubeRequestTimeoutMs < 100) {
-    errors.push(`KUBE_REQUEST_TIMEOUT_MS="${timeoutText}": expected milliseconds, at least 100`);
-  }
-
-  const sweepBudgetText = text('SWEEP_BUDGET_MS') ?? String(DEFAULT_SWEEP_BUDGET_MS);
-  const sweepBudgetMs = Number(sweepBudgetText);
-  if (!/^[0-9]{1,6}$/.test(sweepBudgetText) || sweepBudgetMs < 100 || sweepBudgetMs > 200_000) {
-    errors.push(
-      `SWEEP_BUDGET_MS="${sweepBudgetText}": expected milliseconds from 100 to 200000 (detect's timeoutSeconds is 300)`,
-    );
-  }
-
-  const pageSizeText = text('SWEEP_PAGE_SIZE') ?? String(DEFAULT_SWEEP_PAGE_SIZE);
-  const sweepPageSize = Number(pageSizeText);
-  if (!/^[0-9]{1,4}$/.test(pageSizeText) || sweepPageSize < 1 || sweepPageSize > 5000) {
-    errors.push(`SWEEP_PAGE_SIZE="${pageSizeText}": expected a whole number from 1 to 5000`);
-  }
-
-  const deliveryText = text('DELIVERY_TIMEOUT_SECONDS') ?? String(DEFAULT_DELIVERY_TIMEOUT_SECONDS);
-  const deliveryTimeoutSeconds = Number(deliveryText);
-  if (
-    !/^[0-9]{1,4}$/.test(deliveryText) ||
-    deliveryTimeoutSeconds < 15 ||
-    deliveryTimeoutSeconds > 3600
-  ) {
-    errors.push(
-      `DELIVERY_TIMEOUT_SECONDS="${deliveryText}": expected whole seconds from 15 to 3600 (the Knative Service's timeoutSeconds)`,
-    );
-  }
-
-  const eventTimeoutText = text('EVENT_WRITE_TIMEOUT_MS') ?? '2000';
-  const eventWriteTimeoutMs = Number(eventTimeoutText);
-  if (!/^[0-9]{1,6}$/.test(eventTimeoutText) || eventWriteTimeoutMs < 50) {
-    errors.push(`EVENT_WRITE_TIMEOUT_MS="${eventTimeoutText}": expected milliseconds, at least 50`);
-  }
+  const alarmName = setting('ALARM_NAME', '');
+  const sinkBroker = setting('ALARM_SINK_BROKER', '');
+  const resyncPingSource = setting('RESYNC_PINGSOURCE', '');
+  const kubeRequestTimeoutMs = setting('KUBE_REQUEST_TIMEOUT_MS', 0);
+  const sweepBudgetMs = setting('SWEEP_BUDGET_MS', 0);
+  const sweepPageSize = setting('SWEEP_PAGE_SIZE', 0);
+  const deliveryTimeoutSeconds = setting('DELIVERY_TIMEOUT_SECONDS', 0);
+  const eventWriteTimeoutMs = setting('EVENT_WRITE_TIMEOUT_MS', 0);
   const reportingInstance = reportingInstanceOf(
     text('POD_NAME') ?? text('HOSTNAME') ?? text('K_REVISION') ?? 'unknown',
   );
 
-  const healText = (text('RECOVERY_HEAL_EXTERNAL_ARTIFACTS') ?? 'on').toLowerCase();
-  if (healText !== 'on' && healText !== 'off') {
-    errors.push(`RECOVERY_HEAL_EXTERNAL_ARTIFACTS="${healText}": expected on or off`);
-  }
+  const healText = setting('RECOVERY_HEAL_EXTERNAL_ARTIFACTS', 'on');
 
   let agNamespaces: readonly string[] | undefined;
   try {
@@ -239,23 +212,14 @@ export function loadConfig(
 
   const metricsExport = parseMetricsExport(env, errors);
 
-  const namespacesText = text('RECOVERY_NAMESPACES');
-  const namespaces =
-    namespacesText === undefined
-      ? undefined
-      : [...new Set(namespacesText.split(',').map((n) => n.trim()))];
-  if (namespaces !== undefined && !namespaces.every(isDns1123Label)) {
-    errors.push(
-      `RECOVERY_NAMESPACES="${namespacesText ?? ''}": expected namespace names separated by commas`,
-    );
-  }
+  const namespaces = settings.values.get('RECOVERY_NAMESPACES') as readonly string[] | undefined;
 
   if (errors.length > 0 || recovery === undefined || agNamespaces === undefined) {
     throw new ConfigError(errors);
   }
   return {
     port,
-    logLevel: levelText as LogLevel,
+    logLevel: levelText,
     recovery,
     kubeconfigPath: text('KUBECONFIG'),
     installNamespace,

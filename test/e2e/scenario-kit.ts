@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, expect, inject } from 'vitest';
 import {
   loadRbacRules,
+  findRecoveryConfig,
   renderKustomize,
   rulesAllowing,
   RECOVERY_NAMESPACE,
@@ -130,10 +131,7 @@ const senderAuthRendered = (): K8sObject[] =>
 
 /** recovery-config's data as knative/overlays/sender-auth renders it. */
 export function senderAuthConfigData(): Record<string, string> | undefined {
-  const cm = senderAuthRendered().find(
-    (o) => o.kind === 'ConfigMap' && o.metadata.name === 'recovery-config',
-  ) as (K8sObject & { data?: Record<string, string> }) | undefined;
-  return cm?.data;
+  return findRecoveryConfig(senderAuthRendered()).data;
 }
 
 /** A Service's own `env:` as knative/overlays/sender-auth renders it. */

@@ -101,7 +101,8 @@ export function runArgs(service: ServiceSpec, o: RunOptions): string[] {
   }
   const env: Record<string, string> = {};
   for (const from of service.container.envFrom ?? []) {
-    if (from.configMapRef?.name !== 'recovery-config') {
+    // recovery-config's name carries a hash of its content (docs/adr/0064).
+    if (!/^recovery-config-[a-z0-9]{10}$/.test(from.configMapRef?.name ?? '')) {
       throw new Error(`Service ${service.name}: envFrom other than recovery-config`);
     }
     Object.assign(env, o.config);

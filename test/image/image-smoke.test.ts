@@ -23,7 +23,7 @@ import {
 import { createAgWithStatus, stuckStatus } from '../support/ag-states.js';
 import { cloudEvent, postEvent, startEventSink, type EventSink } from '../support/http-events.js';
 import { isServiceAccountName, serviceAccountToken } from '../support/identities.js';
-import { RECOVERY_NAMESPACE, renderKustomize } from '../support/manifests.js';
+import { RECOVERY_NAMESPACE, findRecoveryConfig, renderKustomize } from '../support/manifests.js';
 import {
   freePort,
   podman,
@@ -55,9 +55,7 @@ let sink: EventSink;
 let stuck: ArtifactGenerator | undefined;
 
 function recoveryConfig(): Record<string, string> {
-  const cm = manifests.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'recovery-config');
-  if (cm === undefined) throw new Error('knative/ renders no recovery-config ConfigMap');
-  return cm['data'] as Record<string, string>;
+  return findRecoveryConfig(manifests).data;
 }
 
 function caPem(): string {

@@ -76,6 +76,8 @@ describe('the shipped policies on the API server', () => {
     const api = admin.makeApiClient(k8s.AdmissionregistrationV1Api);
     const shipped = admissionPolicyObjects().filter((o) => o.kind === POLICY_KIND);
     expect(shipped.map((p) => p.metadata.name).sort()).toEqual([
+      // recovery-config's values (docs/adr/0064, integration/config-policy.test.ts).
+      'source-watcher-recovery-config',
       'source-watcher-recovery-detect',
       'source-watcher-recovery-force-drift',
       'source-watcher-recovery-heal-external-artifacts',

@@ -28,7 +28,12 @@ import { agRefOf, testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { deleteAlarm } from '../harness/system/world.js';
 import { postEvent, resyncPing, startEventSink } from '../support/http-events.js';
 import { startKubeProxy } from '../support/kube-proxy.js';
-import { RECOVERY_NAMESPACE, renderKustomize, type K8sObject } from '../support/manifests.js';
+import {
+  RECOVERY_NAMESPACE,
+  findRecoveryConfig,
+  renderKustomize,
+  type K8sObject,
+} from '../support/manifests.js';
 
 const SCOPED = 'knative/overlays/scoped';
 const admin = testKubeConfig();
@@ -36,10 +41,7 @@ const T0 = Math.floor(Date.now() / 1000) * 1000;
 
 /** RECOVERY_NAMESPACES of the overlay's ConfigMap. */
 function scopedNamespaces(): string[] {
-  const cm = renderKustomize(SCOPED).find(
-    (o) => o.kind === 'ConfigMap' && o.metadata.name === 'recovery-config',
-  ) as (K8sObject & { data?: Record<string, string> }) | undefined;
-  return (cm?.data?.['RECOVERY_NAMESPACES'] ?? '').split(',');
+  return (findRecoveryConfig(renderKustomize(SCOPED)).data['RECOVERY_NAMESPACES'] ?? '').split(',');
 }
 
 /**

@@ -15,6 +15,7 @@ import { AG_API_VERSION, PS_API_VERSION } from '../../shared/core/types.js';
 import { makeArtifactGenerator, makePackageSource } from '../support/fixture-objects.js';
 import { RECOVERY_NAMESPACE, renderKustomize, type K8sObject } from '../support/manifests.js';
 import { createObjects, rbacSourceDir } from './cluster-rbac.js';
+import { CONFIG_LABEL, CONFIG_POLICY_NAME } from '../../shared/core/config-policy.js';
 
 export const POLICY_KIND = 'ValidatingAdmissionPolicy';
 export const BINDING_KIND = 'ValidatingAdmissionPolicyBinding';
@@ -54,10 +55,40 @@ export function policyUsername(policy: K8sObject, namespace: string = RECOVERY_N
 interface Probe {
   readonly path: string;
   readonly body: unknown;
+  /** Who sends it, and the status of the policy's refusal. */
+  readonly user: string;
+  readonly refusedWith: number;
+}
+
+/**
+ * The probe of the policy on recovery-config (docs/adr/0064), which matches no user but the
+ * ConfigMap's label in the install namespace: a labelled ConfigMap with a bad value, as anyone.
+ */
+function configProbe(): Probe {
+  return {
+    path: `/api/v1/namespaces/${RECOVERY_NAMESPACE}/configmaps`,
+    body: {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: `admission-probe-${Date.now().toString(36)}`,
+        labels: { [CONFIG_LABEL]: 'recovery' },
+      },
+      data: { RECOVERY_GRACE_PERIOD: '30x' },
+    },
+    user: 'admission-probe',
+    refusedWith: 422,
+  };
 }
 
 /** A schema-valid object the policy refuses to let its ServiceAccount create. */
 function probeFor(policy: K8sObject): Probe {
+  if (policy.metadata.name === CONFIG_POLICY_NAME) return configProbe();
+  const user = policyUsername(policy);
+  return { ...objectProbeFor(policy), user, refusedWith: 403 };
+}
+
+function objectProbeFor(policy: K8sObject): Omit<Probe, 'user' | 'refusedWith'> {
   const spec = policy['spec'] as {
     matchConstraints?: { resourceRules?: { apiGroups?: string[]; resources?: string[] }[] };
   };
@@ -129,8 +160,8 @@ export async function asImpersonated(
 
 /** Resolves once `policy` refuses its probe; throws after EFFECTIVE_WITHIN_MS. */
 async function waitEffective(kc: k8s.KubeConfig, policy: K8sObject): Promise<void> {
-  const user = policyUsername(policy);
   const probe = probeFor(policy);
+  const user = probe.user;
   const deadline = Date.now() + EFFECTIVE_WITHIN_MS;
   const marker = `ValidatingAdmissionPolicy '${policy.metadata.name}'`;
   let last = '';
@@ -141,7 +172,7 @@ async function waitEffective(kc: k8s.KubeConfig, policy: K8sObject): Promise<voi
       query: 'dryRun=All',
       body: probe.body,
     });
-    if (answer.status === 403 && answer.body.includes(marker)) return;
+    if (answer.status === probe.refusedWith && answer.body.includes(marker)) return;
     if (answer.status !== 201 && answer.status !== 200) {
       throw new Error(
         `probing ${marker}: HTTP ${answer.status}, not the policy's refusal: ${answer.body.slice(0, 500)}`,

@@ -26,7 +26,7 @@ export { withToken, type ServiceAccountName } from '../setup/cluster-rbac.js';
 // --kubeconfig` reaches this module through the functions room and must run without vitest.
 const vitest = '__vitest_worker__' in globalThis ? await import('vitest') : undefined;
 
-/** The alarm name of the shipped config (knative/core/config.yaml). */
+/** The alarm name of the shipped config (knative/core/config.env). */
 export const SHIPPED_ALARM_NAME = 'recovery-alarm';
 
 /** The function names that call the API server; dead-letter holds no token. */

@@ -352,3 +352,20 @@ export function record(v: unknown, where: string): Record<string, unknown> {
 function typeName(v: unknown): string {
   return v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v;
 }
+
+/** The label kustomize's generator puts on recovery-config (knative/core/kustomization.yaml). */
+export const RECOVERY_CONFIG_LABEL = 'source-watcher-recovery.cozystack.io/config';
+
+/** recovery-config in a render: its name carries a hash of its content (docs/adr/0064). */
+export function isRecoveryConfig(o: K8sObject): boolean {
+  return o.kind === 'ConfigMap' && o.metadata.labels?.[RECOVERY_CONFIG_LABEL] === 'recovery';
+}
+
+/** The one recovery-config of a render; throws when there is none or more than one. */
+export function findRecoveryConfig(
+  objects: readonly K8sObject[],
+): K8sObject & { data: Record<string, string> } {
+  const found = objects.filter(isRecoveryConfig);
+  if (found.length !== 1) throw new Error(`expected one recovery-config, found ${found.length}`);
+  return found[0] as K8sObject & { data: Record<string, string> };
+}

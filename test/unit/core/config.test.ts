@@ -17,11 +17,14 @@ describe('parseRecoveryConfig', () => {
   it.each<[Record<string, string | undefined>, Partial<RecoveryConfig>]>([
     [{ RECOVERY_GRACE_PERIOD: '' }, {}],
     [{ RECOVERY_GRACE_PERIOD: undefined }, {}],
-    [{ RECOVERY_GRACE_PERIOD: '0' }, { gracePeriodMs: 0 }],
+    [{ RECOVERY_GRACE_PERIOD: '1s' }, { gracePeriodMs: 1_000 }],
+    [{ RECOVERY_MODE: 'Observe' }, { mode: 'observe' }],
+    [{ RECOVERY_EARLY_DETECTION: ' OFF ' }, { earlyDetection: false }],
+    [{ RECOVERY_BACKOFF_INITIAL: ' 30s' }, {}],
     [{ RECOVERY_GRACE_PERIOD: '45s' }, { gracePeriodMs: 45_000 }],
     [{ RECOVERY_BACKOFF_INITIAL: '10s' }, { backoffInitialMs: 10_000 }],
     [{ RECOVERY_BACKOFF_INITIAL: '4m' }, { backoffInitialMs: 240_000 }],
-    [{ RECOVERY_BACKOFF_MAX: '1h30m' }, { backoffMaxMs: 5_400_000 }],
+    [{ RECOVERY_BACKOFF_MAX: '1h' }, { backoffMaxMs: 3_600_000 }],
     [{ RECOVERY_BACKOFF_MAX: '30s' }, { backoffMaxMs: 30_000 }],
     [{ RECOVERY_MAX_ATTEMPTS: '1' }, { maxAttempts: 1 }],
     [{ RECOVERY_MAX_ATTEMPTS: '100' }, { maxAttempts: 100 }],
@@ -39,33 +42,69 @@ describe('parseRecoveryConfig', () => {
     expect(parseRecoveryConfig(env)).toEqual({ ...D, ...expected });
   });
 
+  const duration = (key: string, value: string, range: string, example: string) =>
+    `${key}="${value}": expected a duration from ${range}, such as ${example}`;
   it.each<[Record<string, string>, string]>([
-    [{ RECOVERY_BACKOFF_MAX: '4x' }, 'expected a Go-style duration such as 500ms, 30s or 4m'],
-    [{ RECOVERY_GRACE_PERIOD: '-1s' }, 'expected a Go-style duration'],
-    [{ RECOVERY_GRACE_PERIOD: '30' }, 'expected a Go-style duration'],
-    [{ RECOVERY_EARLY_DETECTION: 'true' }, 'expected on or off'],
-    [{ RECOVERY_EARLY_DETECTION: 'ON' }, 'expected on or off'],
-    [{ RECOVERY_BACKOFF_INITIAL: '0' }, 'expected a duration greater'],
-    [{ RECOVERY_BACKOFF_INITIAL: ' 30s' }, 'expected a Go-style'],
+    [{ RECOVERY_BACKOFF_MAX: '4x' }, duration('RECOVERY_BACKOFF_MAX', '4x', '1s to 1h', '4m')],
+    [
+      { RECOVERY_GRACE_PERIOD: '30x' },
+      duration('RECOVERY_GRACE_PERIOD', '30x', '1s to 1h', '2m30s'),
+    ],
+    [
+      { RECOVERY_GRACE_PERIOD: '-1s' },
+      duration('RECOVERY_GRACE_PERIOD', '-1s', '1s to 1h', '2m30s'),
+    ],
+    [{ RECOVERY_GRACE_PERIOD: '30' }, duration('RECOVERY_GRACE_PERIOD', '30', '1s to 1h', '2m30s')],
+    [{ RECOVERY_GRACE_PERIOD: '0s' }, duration('RECOVERY_GRACE_PERIOD', '0s', '1s to 1h', '2m30s')],
+    [{ RECOVERY_GRACE_PERIOD: '0' }, duration('RECOVERY_GRACE_PERIOD', '0', '1s to 1h', '2m30s')],
+    [
+      { RECOVERY_GRACE_PERIOD: '1h1s' },
+      duration('RECOVERY_GRACE_PERIOD', '1h1s', '1s to 1h', '2m30s'),
+    ],
+    [
+      { RECOVERY_BACKOFF_INITIAL: '0' },
+      duration('RECOVERY_BACKOFF_INITIAL', '0', '1s to 30m', '30s'),
+    ],
+    [
+      { RECOVERY_BACKOFF_INITIAL: '31m' },
+      duration('RECOVERY_BACKOFF_INITIAL', '31m', '1s to 30m', '30s'),
+    ],
+    [{ RECOVERY_EARLY_DETECTION: 'true' }, 'RECOVERY_EARLY_DETECTION="true": expected on or off'],
     [
       { RECOVERY_BACKOFF_MAX: '10s' },
-      'expected a duration not shorter than RECOVERY_BACKOFF_INITIAL (30s)',
+      'RECOVERY_BACKOFF_MAX="10s": expected a duration not shorter than RECOVERY_BACKOFF_INITIAL (30s)',
     ],
     [
       { RECOVERY_BACKOFF_INITIAL: '5m' },
-      'expected a duration not longer than RECOVERY_BACKOFF_MAX (4m)',
+      'RECOVERY_BACKOFF_MAX="4m": expected a duration not shorter than RECOVERY_BACKOFF_INITIAL (5m)',
     ],
-    [{ RECOVERY_MAX_ATTEMPTS: '0' }, 'expected a whole number from 1 to 100'],
-    [{ RECOVERY_MAX_ATTEMPTS: '101' }, 'expected a whole number'],
-    [{ RECOVERY_MAX_ATTEMPTS: '2.5' }, 'expected a whole number'],
-    [{ RECOVERY_MAX_ATTEMPTS: 'five' }, 'expected a whole number'],
-    [{ RECOVERY_MAX_ATTEMPTS: '-3' }, 'expected a whole number'],
-    [{ RECOVERY_MODE: 'Enforce' }, 'expected one of enforce, observe, off'],
-    [{ RECOVERY_MODE: 'dry-run' }, 'expected one of enforce, observe, off'],
-  ])('rejects %j naming the variable', (env, problem) => {
-    const [name, value] = Object.entries(env)[0]!;
+    [
+      { RECOVERY_MAX_ATTEMPTS: '0' },
+      'RECOVERY_MAX_ATTEMPTS="0": expected a whole number from 1 to 100',
+    ],
+    [
+      { RECOVERY_MAX_ATTEMPTS: '101' },
+      'RECOVERY_MAX_ATTEMPTS="101": expected a whole number from 1 to 100',
+    ],
+    [
+      { RECOVERY_MAX_ATTEMPTS: '2.5' },
+      'RECOVERY_MAX_ATTEMPTS="2.5": expected a whole number from 1 to 100',
+    ],
+    [
+      { RECOVERY_MAX_ATTEMPTS: 'five' },
+      'RECOVERY_MAX_ATTEMPTS="five": expected a whole number from 1 to 100',
+    ],
+    [
+      { RECOVERY_MAX_ATTEMPTS: '-3' },
+      'RECOVERY_MAX_ATTEMPTS="-3": expected a whole number from 1 to 100',
+    ],
+    [
+      { RECOVERY_MODE: 'dry-run' },
+      'RECOVERY_MODE="dry-run": expected one of enforce, observe, off',
+    ],
+  ])("rejects %j with the rule's message", (env, problem) => {
     expect(() => parseRecoveryConfig(env)).toThrow(ConfigError);
-    expect(() => parseRecoveryConfig(env)).toThrow(`${name}="${value}": ${problem}`);
+    expect(() => parseRecoveryConfig(env)).toThrow(`invalid recovery configuration: ${problem}`);
   });
 
   it('collects every problem into one error', () => {

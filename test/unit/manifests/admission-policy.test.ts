@@ -66,10 +66,10 @@ describe.each([...RENDERS, SCOPED])('%s', (entry) => {
       expect(v.reason, v.expression).toBe('Forbidden');
   });
 
-  it('no other policy', () => {
-    expect(objectsOfKind(objects, 'ValidatingAdmissionPolicy')).toHaveLength(FUNCTIONS.length);
+  it('no other policy (but the one on recovery-config, config-policy.test.ts)', () => {
+    expect(objectsOfKind(objects, 'ValidatingAdmissionPolicy')).toHaveLength(FUNCTIONS.length + 1);
     expect(objectsOfKind(objects, 'ValidatingAdmissionPolicyBinding')).toHaveLength(
-      FUNCTIONS.length,
+      FUNCTIONS.length + 1,
     );
   });
 });
@@ -92,11 +92,11 @@ describe("detect's policy follows recovery-config", () => {
   it('another ALARM_NAME and ALARM_SINK_BROKER in the ConfigMap alone', () => {
     const root = path.join(tmp, 'renamed');
     cpSync(path.join(REPO_ROOT, 'knative'), path.join(root, 'knative'), { recursive: true });
-    const config = path.join(root, 'knative', 'core', 'config.yaml');
+    const config = path.join(root, 'knative', 'core', 'config.env');
     const text = readFileSync(config, 'utf8');
     const changed = text
-      .replace(/^( {2}ALARM_NAME:).*$/m, '$1 other-alarm')
-      .replace(/^( {2}ALARM_SINK_BROKER:).*$/m, '$1 other-broker');
+      .replace(/^(ALARM_NAME=).*$/m, '$1other-alarm')
+      .replace(/^(ALARM_SINK_BROKER=).*$/m, '$1other-broker');
     expect(changed).not.toBe(text);
     writeFileSync(config, changed);
     const policy = findObject(

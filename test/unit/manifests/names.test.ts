@@ -1,5 +1,5 @@
 // The alarm and resync names are one setting (issue 12, item 6): the recovery-config ConfigMap in
-// knative/core/config.yaml. Changing only it must carry the new names into the detect-alarm Role
+// knative/core/config.env. Changing only it must carry the new names into the detect-alarm Role
 // and the resync PingSource in every install entry point; a mismatch would forbid detect's alarm
 // writes. The ping Triggers do not depend on the names (nor on the namespace, docs/adr/0063): they
 // match the recoverytimer extension the PingSources set.
@@ -42,11 +42,11 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 function renamedCopy(alarm: string, resync: string): string {
   const root = path.join(tmp, `${alarm}-${resync}`);
   cpSync(path.join(REPO_ROOT, 'knative'), path.join(root, 'knative'), { recursive: true });
-  const config = path.join(root, 'knative', 'core', 'config.yaml');
+  const config = path.join(root, 'knative', 'core', 'config.env');
   const text = readFileSync(config, 'utf8');
   const changed = text
-    .replace(/^( {2}ALARM_NAME:).*$/m, `$1 ${alarm}`)
-    .replace(/^( {2}RESYNC_PINGSOURCE:).*$/m, `$1 ${resync}`);
+    .replace(/^(ALARM_NAME=).*$/m, `$1${alarm}`)
+    .replace(/^(RESYNC_PINGSOURCE=).*$/m, `$1${resync}`);
   expect(changed).not.toBe(text);
   writeFileSync(config, changed);
   return root;

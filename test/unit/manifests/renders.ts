@@ -1,6 +1,6 @@
 // The renders of knative/ the manifest tests read: the base and its two overlays.
 
-import { findObject, renderKustomize, type K8sObject } from '../../support/manifests.js';
+import { findRecoveryConfig, renderKustomize, type K8sObject } from '../../support/manifests.js';
 
 export const BASE = 'knative';
 export const OBSERVE = 'knative/overlays/observe';
@@ -22,6 +22,6 @@ export const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
 
 export const base = (): K8sObject[] => renderKustomize(BASE);
 export const observe = (): K8sObject[] => renderKustomize(OBSERVE);
-/** The data of the recovery-config ConfigMap in a render (it must be there, once). */
+/** The data of the recovery-config ConfigMap in a render (it must be there, once; its name is hashed). */
 export const recoveryConfig = (objects: readonly K8sObject[]): Record<string, string> =>
-  findObject(objects, 'ConfigMap', 'recovery-config').data as Record<string, string>;
+  findRecoveryConfig(objects).data;

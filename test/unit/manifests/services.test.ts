@@ -4,7 +4,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, findObject, renderKustomize, type K8sObject } from '../../support/manifests.js';
+import {
+  REPO_ROOT,
+  findObject,
+  findRecoveryConfig,
+  renderKustomize,
+  type K8sObject,
+} from '../../support/manifests.js';
 import { RENDERS } from './renders.js';
 import { DELIVERY_MARGIN_MS } from '../../../shared/runtime/env.js';
 import { loadPodConfig } from '../../support/pod-config.js';
@@ -133,8 +139,10 @@ describe.each(SERVICES)('%s: Service %s', (render, name) => {
   it('listens on 8080 and reads recovery-config', () => {
     const c = container(service(render, name));
     expect(c.ports?.map((p) => p.containerPort)).toEqual([8080]);
-    expect(c.envFrom?.map((e) => e.configMapRef?.name)).toEqual(['recovery-config']);
-    findObject(renderKustomize(render), 'ConfigMap', 'recovery-config');
+    // The generated recovery-config, by its hashed name (docs/adr/0064).
+    const config = findRecoveryConfig(renderKustomize(render));
+    expect(config.metadata.name).toMatch(/^recovery-config-[a-z0-9]{10}$/);
+    expect(c.envFrom?.map((e) => e.configMapRef?.name)).toEqual([config.metadata.name]);
   });
 
   it('the functions that write Events get their pod name from the downward API (ADR 33)', () => {

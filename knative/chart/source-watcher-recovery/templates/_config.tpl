@@ -20,5 +20,5 @@
 {{- toJson $data }}
 {{- end }}
 {{- define "swr.configName" -}}
-{{- "recovery-config" }}
+{{- include "swr.kustomizeConfigMapName" (dict "name" "recovery-config" "data" (include "swr.configData" . | fromJson)) }}
 {{- end }}
