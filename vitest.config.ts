@@ -14,8 +14,9 @@ export default defineConfig({
           name: 'unit',
           sequence: { groupOrder: 0 },
           include: ['test/unit/**/*.test.ts'],
-          // The alert rules' tests run promtool (built from the Go module on first use).
-          globalSetup: ['test/setup/prometheus-global-setup.ts'],
+          // The alert rules' tests run promtool, the chart tests helm (each built from its Go
+          // module on first use).
+          globalSetup: ['test/setup/prometheus-global-setup.ts', 'test/setup/helm-global-setup.ts'],
           hookTimeout: 1_800_000,
         },
       },
@@ -25,7 +26,8 @@ export default defineConfig({
           // Suites that share the one API server run one project after another.
           sequence: { groupOrder: 1 },
           include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/setup/apiserver-global-setup.ts'],
+          // manifests-dry-run also sends the Helm chart's renders.
+          globalSetup: ['test/setup/apiserver-global-setup.ts', 'test/setup/helm-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 600_000,
           fileParallelism: false,

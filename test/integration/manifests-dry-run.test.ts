@@ -6,12 +6,20 @@
 // test/third_party/crds/ (docs/adr/0031-upstream-crds.md). An unknown or misspelt field, a wrong type, a missing required field or an
 // unknown kind fails the test. Nothing is persisted.
 
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CHART_DIR } from '../chart/generate.js';
 import { testKubeConfig } from '../support/apiserver.js';
-import { KNATIVE_DIR, renderKustomize, type K8sObject } from '../support/manifests.js';
+import { helmTemplate } from '../support/helm.js';
+import {
+  KNATIVE_DIR,
+  parseManifests,
+  renderKustomize,
+  REPO_ROOT,
+  type K8sObject,
+} from '../support/manifests.js';
 
 const kc = testKubeConfig();
 const FIELD_MANAGER = 'swr-dry-run';
@@ -181,5 +189,76 @@ describe('knative/ passes server-side dry-run against the real API server', () =
       expect(answer.status, `${what}: ${answer.body.slice(0, 300)}`).toBeGreaterThanOrEqual(400);
       expect(answer.body, what).toContain(field);
     }
+  });
+});
+
+// The Helm chart's renders (test/unit/manifests/chart.test.ts proves them equal to the kustomize
+// ones; here they meet the real schemas themselves), for the settings that change objects.
+describe('the Helm chart passes server-side dry-run against the real API server', () => {
+  it.each([
+    ['defaults', {}],
+    ['mode observe', { mode: 'observe' }],
+    [
+      'surface-stalled and heal-external-artifacts off',
+      { functions: { surfaceStalled: false, healExternalArtifacts: false } },
+    ],
+    [
+      'sender-auth in another namespace',
+      { senderAuth: { enabled: true }, namespace: { name: 'default' } },
+    ],
+  ])('%s: every rendered object is accepted', async (_name, values) => {
+    const objects = helmTemplate(CHART_DIR, values);
+    expect(objects.length).toBeGreaterThan(10);
+    const rejected: string[] = [];
+    for (const o of objects) {
+      const answer = await dryRunApply(o);
+      if (answer.status !== 200 && answer.status !== 201) {
+        rejected.push(`${describeObject(o)}: ${answer.status} ${answer.body.slice(0, 600)}`);
+      }
+    }
+    expect(rejected).toEqual([]);
+  });
+});
+
+// docs/install.md's examples (the Flux sources and the Cozystack PackageSource) fit the real
+// schemas. Flux's kustomize-controller and helm-controller CRDs are not served by the test cluster:
+// those two kinds are listed, and any other kind that is not served fails.
+describe('docs/install.md: its example objects pass server-side dry-run', () => {
+  const NOT_SERVED = [
+    'kustomize.toolkit.fluxcd.io/v1 Kustomization',
+    'helm.toolkit.fluxcd.io/v2 HelmRelease',
+  ];
+
+  it('every example the test cluster serves is accepted; the rest are the listed kinds', async () => {
+    const text = readFileSync(path.join(REPO_ROOT, 'docs', 'install.md'), 'utf8');
+    const blocks = [...text.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((m) => m[1] ?? '');
+    const objects = blocks.flatMap((b) => parseManifests(b, 'docs/install.md'));
+    const checked = new Set<string>();
+    const unserved = new Set<string>();
+    const rejected: string[] = [];
+    for (const o of objects) {
+      const kind = `${o.apiVersion} ${o.kind}`;
+      if (NOT_SERVED.includes(kind)) {
+        unserved.add(kind);
+        continue;
+      }
+      // The schema is what is checked: namespaced examples go to a namespace that exists.
+      const placed =
+        o.metadata.namespace === undefined
+          ? o
+          : { ...o, metadata: { ...o.metadata, namespace: 'default' } };
+      const answer = await dryRunApply(placed);
+      checked.add(kind);
+      if (answer.status !== 200 && answer.status !== 201) {
+        rejected.push(`${describeObject(o)}: ${answer.status} ${answer.body.slice(0, 600)}`);
+      }
+    }
+    expect(rejected).toEqual([]);
+    expect([...checked].sort()).toEqual([
+      'cozystack.io/v1alpha1 PackageSource',
+      'source.toolkit.fluxcd.io/v1 GitRepository',
+      'source.toolkit.fluxcd.io/v1 OCIRepository',
+    ]);
+    expect([...unserved].sort()).toEqual([...NOT_SERVED].sort());
   });
 });

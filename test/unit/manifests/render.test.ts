@@ -84,11 +84,15 @@ const key = (o: K8sObject): string =>
   `${o.kind}/${isRecoveryConfig(o) ? 'recovery-config' : o.metadata.name}`;
 const keys = (objects: readonly K8sObject[]): string[] => objects.map(key).sort();
 
+/** The Helm chart (knative/chart/) holds Go templates and values, not objects: chart.test.ts. */
+const CHART_DIR = path.join(KNATIVE_DIR, 'chart');
+
 function yamlFiles(dir: string): string[] {
   return (
     readdirSync(dir, { withFileTypes: true, recursive: true })
       // kustomizeconfig.yaml: a kustomize transformer configuration (`configurations:`), no object.
       .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name) && e.name !== 'kustomizeconfig.yaml')
+      .filter((e) => !`${e.parentPath}${path.sep}`.startsWith(`${CHART_DIR}${path.sep}`))
       .map((e) => path.join(e.parentPath, e.name))
       .sort()
   );

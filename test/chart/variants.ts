@@ -1,0 +1,167 @@
+// The settings the chart offers that change which objects knative/ renders, and one kustomize
+// render per combination of them. Each combination is a kustomization written to a temporary
+// directory, assembled from the shipped entry points only (knative/, overlays/observe,
+// overlays/flux-only, overlays/sender-auth), so the chart follows them when they change:
+//   observe                overlays/observe's own fields (patches, generators, …)
+//   surfaceStalled=false   without what overlays/flux-only leaves out (cozystack/)
+//   healExternalArtifacts=false  without components/heal-external-artifacts
+//   senderAuth             with the components overlays/sender-auth adds
+// Every render also sets `namespace:` to a placeholder (NAMESPACE_TOKEN), which the templates
+// replace with the chart's namespace value (docs/adr/0065).
+
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+/** YAML 1.1, as Helm reads it (its "on" is a boolean), without line folding. */
+const YAML_OPTIONS = { lineWidth: 0, version: '1.1' } as const;
+import { execFileSync } from 'node:child_process';
+import {
+  KNATIVE_DIR,
+  kubectlBinary,
+  parseManifests,
+  type K8sObject,
+} from '../support/manifests.js';
+
+export const FLAGS = ['observe', 'surfaceStalled', 'healExternalArtifacts', 'senderAuth'] as const;
+export type Flag = (typeof FLAGS)[number];
+export type Settings = Readonly<Record<Flag, boolean>>;
+
+/** What `knative/` is: the chart's defaults. */
+export const DEFAULT_SETTINGS: Settings = {
+  observe: false,
+  surfaceStalled: true,
+  healExternalArtifacts: true,
+  senderAuth: false,
+};
+
+/** The namespace every variant is rendered into; the templates put the chart's value there. */
+export const NAMESPACE_TOKEN = 'swrchartnamespace';
+
+const HEAL_COMPONENT = path.join(KNATIVE_DIR, 'components', 'heal-external-artifacts');
+
+type Kustomization = Record<string, unknown> & { resources?: string[]; components?: string[] };
+interface Source {
+  dir: string;
+  k: Kustomization;
+}
+
+function readKustomization(dir: string): Source {
+  const file = path.join(KNATIVE_DIR, dir, 'kustomization.yaml');
+  return {
+    dir: path.join(KNATIVE_DIR, dir),
+    k: parse(readFileSync(file, 'utf8')) as Kustomization,
+  };
+}
+
+/** Absolute paths of a kustomization's resources or components. */
+function entries(source: Source, field: 'resources' | 'components'): string[] {
+  return (source.k[field] ?? []).map((entry) => path.resolve(source.dir, entry));
+}
+
+/**
+ * A kustomization's own fields (patches, generators, replacements, …) with the files they name
+ * made absolute, for a kustomization elsewhere (rendered with LoadRestrictionsNone).
+ */
+function ownFields(source: Source): Record<string, unknown> {
+  const abs = (f: string) => {
+    const eq = f.indexOf('=');
+    return eq < 0
+      ? path.resolve(source.dir, f)
+      : `${f.slice(0, eq)}=${path.resolve(source.dir, f.slice(eq + 1))}`;
+  };
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(source.k)) {
+    if (['apiVersion', 'kind', 'resources', 'components'].includes(key)) continue;
+    if (key === 'patches' && Array.isArray(value)) {
+      out[key] = value.map((p: Record<string, unknown>) =>
+        typeof p.path === 'string' ? { ...p, path: path.resolve(source.dir, p.path) } : p,
+      );
+    } else if (
+      (key === 'configMapGenerator' || key === 'secretGenerator') &&
+      Array.isArray(value)
+    ) {
+      out[key] = value.map((g: Record<string, unknown>) => ({
+        ...g,
+        ...(Array.isArray(g.envs) ? { envs: (g.envs as string[]).map(abs) } : {}),
+        ...(Array.isArray(g.files) ? { files: (g.files as string[]).map(abs) } : {}),
+      }));
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+/** Every combination of the flags, the defaults first. */
+export function allSettings(): Settings[] {
+  const out: Settings[] = [];
+  for (let bits = 0; bits < 1 << FLAGS.length; bits++) {
+    const s = Object.fromEntries(
+      FLAGS.map((flag, i) => [
+        flag,
+        ((bits >> i) & 1) === 1 ? !DEFAULT_SETTINGS[flag] : DEFAULT_SETTINGS[flag],
+      ]),
+    ) as Settings;
+    out.push(s);
+  }
+  return out;
+}
+
+/**
+ * The kustomization (as YAML) that renders one combination, for a directory `at`: knative/'s, or
+ * overlays/observe's with all its own fields; without what overlays/flux-only leaves out of
+ * knative/'s resources (cozystack/) when surface-stalled is off; with the components
+ * overlays/sender-auth adds to knative/'s, in its order, when sender-auth is on; without
+ * components/heal-external-artifacts when that is off.
+ */
+export function kustomizationFor(settings: Settings, at: string): string {
+  const base = readKustomization('.');
+  const host = settings.observe ? readKustomization('overlays/observe') : base;
+  const cozystackOnly = new Set(entries(base, 'resources'));
+  for (const r of entries(readKustomization('overlays/flux-only'), 'resources'))
+    cozystackOnly.delete(r);
+  const resources = entries(host, 'resources').filter(
+    (r) => settings.surfaceStalled || !cozystackOnly.has(r),
+  );
+  const hostComponents = new Set(entries(host, 'components'));
+  const baseComponents = new Set(entries(base, 'components'));
+  const components = (
+    settings.senderAuth
+      ? entries(readKustomization('overlays/sender-auth'), 'components').filter(
+          (c) => hostComponents.has(c) || !baseComponents.has(c),
+        )
+      : [...hostComponents]
+  ).filter((c) => settings.healExternalArtifacts || c !== HEAL_COMPONENT);
+  const rel = (p: string) => path.relative(at, p);
+  const k: Record<string, unknown> = {
+    apiVersion: 'kustomize.config.k8s.io/v1beta1',
+    kind: 'Kustomization',
+    ...ownFields(host),
+    namespace: NAMESPACE_TOKEN,
+    resources: resources.map(rel),
+    components: components.map(rel),
+  };
+  return stringify(k, YAML_OPTIONS);
+}
+
+/** `kubectl kustomize` of one combination. */
+export function renderSettings(settings: Settings): K8sObject[] {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swr-chart-'));
+  try {
+    writeFileSync(path.join(dir, 'kustomization.yaml'), kustomizationFor(settings, dir));
+    const out = execFileSync(
+      kubectlBinary(),
+      ['kustomize', '--load-restrictor=LoadRestrictionsNone', dir],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 60_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    return parseManifests(out, `kustomize of the chart variant ${JSON.stringify(settings)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,239 @@
+// The Helm chart (knative/chart/source-watcher-recovery, docs/adr/0065) renders, for each row of
+// settings, the same objects as `kubectl kustomize` of the matching kustomize entry point or of an
+// overlay of it that a user would write: object by object, with the real Helm (test/helm/build.sh,
+// helm.sh/helm/v3 v3.22.0). The chart is generated from the renders (`npm run chart`); the
+// committed one must be what the generator writes now, so a change to knative/ without a
+// re-generation fails here.
+
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { CHART_DIR, generateChart, staleFiles } from '../../chart/generate.js';
+import { helmTemplate, runHelm } from '../../support/helm.js';
+import {
+  groupOf,
+  loadKustomizationResources,
+  renderKustomize,
+  REPO_ROOT,
+  type K8sObject,
+} from '../../support/manifests.js';
+import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE } from './renders.js';
+
+const SENDER_AUTH = 'knative/overlays/sender-auth';
+const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
+const temp = mkdtempSync(path.join(os.tmpdir(), 'swr-chart-test-'));
+afterAll(() => rmSync(temp, { recursive: true, force: true }));
+
+/** An overlay of one entry point, as a user would write it: `kubectl kustomize` of it. */
+function overlay(name: string, of: string, extra: Record<string, unknown>): K8sObject[] {
+  const dir = path.join(temp, name);
+  const k = {
+    apiVersion: 'kustomize.config.k8s.io/v1beta1',
+    kind: 'Kustomization',
+    resources: [path.relative(dir, path.join(REPO_ROOT, of))],
+    ...extra,
+  };
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'kustomization.yaml'), stringify(k));
+  return renderKustomize(dir);
+}
+
+const keyOf = (o: K8sObject) =>
+  `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** Objects by key; cluster-scoped kinds without the namespace a `namespace:` overlay gives them. */
+function byKey(objects: readonly K8sObject[]): Map<string, K8sObject> {
+  const out = new Map<string, K8sObject>();
+  for (const o of objects) {
+    const copy = structuredClone(o);
+    if (CLUSTER_SCOPED.has(copy.kind)) delete copy.metadata.namespace;
+    const key = keyOf(copy);
+    if (out.has(key)) throw new Error(`${key} twice`);
+    out.set(key, copy);
+  }
+  return out;
+}
+
+const healObjects = new Set(
+  loadKustomizationResources('knative/components/heal-external-artifacts').map(keyOf),
+);
+
+interface Row {
+  name: string;
+  values: Record<string, unknown>;
+  kustomize: () => K8sObject[];
+}
+
+const ROWS: Row[] = [
+  { name: 'defaults = knative/', values: {}, kustomize: () => renderKustomize(BASE) },
+  {
+    name: 'mode observe = overlays/observe',
+    values: { mode: 'observe' },
+    kustomize: () => renderKustomize(OBSERVE),
+  },
+  {
+    name: 'surface-stalled off = overlays/flux-only',
+    values: { functions: { surfaceStalled: false } },
+    kustomize: () => renderKustomize(FLUX_ONLY),
+  },
+  {
+    name: 'sender-auth = overlays/sender-auth',
+    values: { senderAuth: { enabled: true } },
+    kustomize: () => renderKustomize(SENDER_AUTH),
+  },
+  {
+    name: 'another namespace = knative/ with namespace:',
+    values: { namespace: { name: 'cozy-source-watcher-recovery' } },
+    kustomize: () => overlay('ns', BASE, { namespace: 'cozy-source-watcher-recovery' }),
+  },
+  {
+    name: 'values-cozystack.yaml = knative/ with namespace: cozy-source-watcher-recovery',
+    values: parse(readFileSync(path.join(CHART_DIR, 'values-cozystack.yaml'), 'utf8')) as Record<
+      string,
+      unknown
+    >,
+    kustomize: () => overlay('cozystack', BASE, { namespace: 'cozy-source-watcher-recovery' }),
+  },
+  {
+    name: 'observe in another namespace = overlays/observe with namespace:',
+    values: { mode: 'observe', namespace: { name: 'cozy-swr' } },
+    kustomize: () => overlay('observe-ns', OBSERVE, { namespace: 'cozy-swr' }),
+  },
+  {
+    name: 'flux-only in another namespace = overlays/flux-only with namespace:',
+    values: { functions: { surfaceStalled: false }, namespace: { name: 'flux-recovery' } },
+    kustomize: () => overlay('flux-ns', FLUX_ONLY, { namespace: 'flux-recovery' }),
+  },
+  {
+    name: 'image by digest = knative/ with images: digest',
+    values: { image: { repository: 'registry.example.com/you/swr', digest: DIGEST } },
+    kustomize: () =>
+      overlay('digest', BASE, {
+        images: [
+          {
+            name: 'ghcr.io/cozystack/source-watcher-recovery',
+            newName: 'registry.example.com/you/swr',
+            digest: DIGEST,
+          },
+        ],
+      }),
+  },
+  {
+    name: 'image tag = knative/ with images: newTag',
+    values: { image: { tag: '0.2.0-rc.1' } },
+    kustomize: () =>
+      overlay('tag', BASE, {
+        images: [{ name: 'ghcr.io/cozystack/source-watcher-recovery', newTag: '0.2.0-rc.1' }],
+      }),
+  },
+  {
+    name: 'configuration = knative/ with a recovery-config patch',
+    values: {
+      config: { RECOVERY_GRACE_PERIOD: '5m', RECOVERY_MAX_ATTEMPTS: 7, LOG_LEVEL: 'debug' },
+    },
+    kustomize: () =>
+      overlay('config', BASE, {
+        patches: [
+          {
+            patch: stringify({
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: 'recovery-config', namespace: 'source-watcher-recovery' },
+              data: { RECOVERY_GRACE_PERIOD: '5m', RECOVERY_MAX_ATTEMPTS: '7', LOG_LEVEL: 'debug' },
+            }),
+          },
+        ],
+      }),
+  },
+  {
+    name: 'namespace made elsewhere = knative/ without its Namespace',
+    values: { namespace: { create: false } },
+    kustomize: () =>
+      overlay('no-ns', BASE, {
+        patches: [
+          {
+            patch: stringify({
+              $patch: 'delete',
+              apiVersion: 'v1',
+              kind: 'Namespace',
+              metadata: { name: 'source-watcher-recovery' },
+            }),
+          },
+        ],
+      }),
+  },
+  {
+    // No entry point leaves heal-external-artifacts out: knative/ less the component's own objects.
+    name: 'heal-external-artifacts off = knative/ less components/heal-external-artifacts',
+    values: { functions: { healExternalArtifacts: false } },
+    kustomize: () => renderKustomize(BASE).filter((o) => !healObjects.has(keyOf(o))),
+  },
+];
+
+describe('the chart renders what kustomize renders', () => {
+  it.each(ROWS)('$name', ({ values, kustomize }) => {
+    const chart = byKey(helmTemplate(CHART_DIR, values));
+    const expected = byKey(kustomize());
+    expect([...chart.keys()].sort()).toEqual([...expected.keys()].sort());
+    for (const [key, object] of expected) expect(chart.get(key), key).toEqual(object);
+  });
+
+  it('the heal-external-artifacts row removes objects (its table is not empty)', () => {
+    expect(healObjects.size).toBeGreaterThan(5);
+    expect(renderKustomize(BASE).some((o) => healObjects.has(keyOf(o)))).toBe(true);
+  });
+});
+
+describe('bad values: a clear error and no render', () => {
+  it.each([
+    ['mode act', { mode: 'act' }, /mode/],
+    [
+      'config sets RECOVERY_MODE',
+      { config: { RECOVERY_MODE: 'observe' } },
+      /config\.RECOVERY_MODE cannot be set/,
+    ],
+    ['config sets ALARM_NAME', { config: { ALARM_NAME: 'x' } }, /config\.ALARM_NAME cannot be set/],
+    ['config key not a ConfigMap key', { config: { 'A B': 'x' } }, /"A B" is not a ConfigMap key/],
+    [
+      'namespace not a DNS label',
+      { namespace: { name: 'Cozy_System' } },
+      /namespace\.name: "Cozy_System" is not a namespace name/,
+    ],
+    ['namespace all digits', { namespace: { name: '123' } }, /all digits/],
+    ['digest not sha256', { image: { digest: 'sha256:abc' } }, /digest/],
+    ['unknown value', { functions: { detect: false } }, /detect/],
+  ])('%s', (_name, values, message) => {
+    const r = runHelm(['template', 'swr', CHART_DIR], values);
+    expect(r.status).not.toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(message);
+  });
+});
+
+describe('the chart is the one the generator writes', () => {
+  const files = generateChart();
+
+  it('no committed file differs from `npm run chart`', () => {
+    expect(staleFiles(files)).toEqual([]);
+  });
+
+  it('a stale copy is found (a changed template, a template the generator no longer writes)', () => {
+    const copy = path.join(temp, 'stale-chart');
+    cpSync(CHART_DIR, copy, { recursive: true });
+    writeFileSync(path.join(copy, 'templates', 'broker.yaml'), '# edited by hand\n');
+    writeFileSync(path.join(copy, 'templates', 'leftover.yaml'), '# no longer generated\n');
+    expect(staleFiles(files, copy).sort()).toEqual([
+      'templates/broker.yaml',
+      'templates/leftover.yaml',
+    ]);
+  });
+
+  it('helm lint passes', () => {
+    const r = runHelm(['lint', '--strict', CHART_DIR]);
+    expect(r.stderr + r.stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    expect(r.status).toBe(0);
+  });
+});
