@@ -1,11 +1,7 @@
 // force-drift: the only writer of AG recovery state. The event is a hint: it re-reads the AG,
 // re-decides with the core, and writes with resourceVersion preconditions (docs/adr/0008).
 
-import {
-  ACTION_CLEAR_TRACKING,
-  ACTION_FORCE,
-  type ActionData,
-} from '../../shared/core/events.js';
+import { ACTION_CLEAR_TRACKING, ACTION_FORCE, type ActionData } from '../../shared/core/events.js';
 import { parseActionData } from '../../shared/core/parse.js';
 import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
 import {
