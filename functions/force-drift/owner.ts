@@ -82,7 +82,7 @@ export function ownerCheck(
       if (!a.ok) throw a.error;
       if (a.refused !== undefined && !reported) {
         reported = true;
-        await reportRefusedOwner(ag, a.refused, log, record);
+        await reportRefusedOwner(ag, a.refused, log, record, deps.metrics);
       }
       return a.deleting;
     },

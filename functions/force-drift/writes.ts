@@ -15,6 +15,7 @@ import {
   markerConditions,
   readTracking,
   requestedAtFor,
+  stallSeconds,
   type GateReason,
 } from '../../shared/core/index.js';
 import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
@@ -104,7 +105,8 @@ export async function clearTracking(
     throw e;
   }
   log.info({ decision: 'clear-tracking' }, 'recovered; tracking cleared');
-  deps.metrics?.recovered(ref, undefined);
+  const now = deps.clock.now();
+  deps.metrics?.recovered(ref, stallSeconds(readTracking(ag, now, deps.config.recovery), now));
   return 'cleared';
 }
 

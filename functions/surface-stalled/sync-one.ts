@@ -11,9 +11,11 @@ import {
   packageSourceNeedsUpdate,
   precheckOwner,
   REASON_STALLED,
+  readTracking,
   replaceCondition,
   resourceVersionAtLeast,
   stalledStep,
+  stallSeconds,
   verifyOwner,
   type OwnerRefusal,
 } from '../../shared/core/index.js';
@@ -174,7 +176,7 @@ export async function syncWith(
   if (stalled)
     deps.metrics?.verdict(
       { namespace: ag.metadata?.namespace ?? '', name: ag.metadata?.name ?? '' },
-      undefined,
+      stallSeconds(readTracking(ag, now, deps.config.recovery), now),
     );
   if (stalled) await record(ag, stalledStep(ag, ps, now, deps.config.recovery));
   return 'updated';
@@ -210,6 +212,6 @@ async function refusedOwner(
   log: Logger,
   record: RecordEvent,
 ): Promise<SyncResult> {
-  await reportRefusedOwner(ag, refusal, log, record);
+  await reportRefusedOwner(ag, refusal, log, record, deps.metrics);
   return unowned(ag, 'owner-refused', verdictAsked, deps, log, record);
 }

@@ -12,7 +12,12 @@ import { systemClock, type Clock } from './clock.js';
 import { loadConfig, type FunctionConfig } from './env.js';
 import { createLogger, type Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
-import { countingApiErrors, countingDeliveries, startMetrics } from './metrics-start.js';
+import {
+  countingApiErrors,
+  countingDeliveries,
+  countingRefusals,
+  startMetrics,
+} from './metrics-start.js';
 import { exitOnSignals, listen } from './serve.js';
 import { createTokenReviewer, lazyTokenReviewer } from '../kube/token-review.js';
 import { createSenderAuth, type SenderAuth } from './sender-auth.js';
@@ -112,7 +117,7 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
       externalArtifacts: countingApiErrors(externalArtifacts, metrics),
       clock: systemClock,
       isReady: () => !draining,
-      senderAuth,
+      senderAuth: senderAuth && countingRefusals(senderAuth, metrics),
       metrics,
     });
   } catch (e) {

@@ -5,6 +5,7 @@
 // source_watcher_recovery_<name>_total (counters) and ..._seconds_bucket (histograms): the list is
 // in docs/operations.md, "Monitoring".
 
+import { randomUUID } from 'node:crypto';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
@@ -34,6 +35,9 @@ export function createOtelMetrics(fn: string, cfg: MetricsExportConfig, logger: 
   });
   const provider = new MeterProvider({
     resource: resourceFromAttributes({
+      // One series per pod (Prometheus's `instance`): pods of one function never write the same
+      // cumulative series; the rules count a pod's series from zero (docs/operations.md).
+      'service.instance.id': randomUUID(),
       ...cfg.resourceAttributes,
       'service.name': cfg.serviceName ?? fn,
       'service.namespace': 'source-watcher-recovery',

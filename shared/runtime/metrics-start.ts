@@ -1,13 +1,16 @@
 // Builds a function's metrics port from its config (docs/adr/0059-otlp-metrics.md): with no OTLP
 // endpoint the no-op port, and the OpenTelemetry SDK is never imported (nothing on the cold path);
 // with one, metrics-otel.ts is imported here, once. Also the HTTP wrapper that counts every
-// delivery by outcome and flushes when it ends, so a pod that scales to zero loses nothing.
+// delivery by outcome and flushes when it ends, so a pod that scales to zero loses nothing; the
+// kube ports' wrapper counting API errors (and writes an admission policy denied); the sender
+// check's wrapper counting unauthenticated deliveries.
 
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { isKubeError } from '../kube/errors.js';
 import type { FunctionConfig } from './env.js';
 import type { Logger } from './logger.js';
-import { deliveryOutcome, noopMetrics, type Metrics } from './metrics.js';
+import { deliveryOutcome, isPolicyDenial, noopMetrics, type Metrics } from './metrics.js';
+import type { SenderAuth } from './sender-auth.js';
 
 export async function startMetrics(
   fn: string,
@@ -44,7 +47,8 @@ export function countingDeliveries(
 
 /**
  * `port` (a KubePort, an ExternalArtifactPort) with every call that fails with a typed
- * Kubernetes error counted by its class; the error is rethrown unchanged.
+ * Kubernetes error counted by its class, and a write that a ValidatingAdmissionPolicy denied
+ * counted as a refusal (policy-denied, docs/adr/0055); the error is rethrown unchanged.
  */
 export function countingApiErrors<T extends object>(port: T, metrics: Metrics): T {
   if (metrics === noopMetrics) return port;
@@ -54,7 +58,10 @@ export function countingApiErrors<T extends object>(port: T, metrics: Metrics): 
       if (typeof value !== 'function') return value;
       return (...args: unknown[]): unknown => {
         const counted = (e: unknown): never => {
-          if (isKubeError(e)) metrics.apiError(e.kind);
+          if (isKubeError(e)) {
+            metrics.apiError(e.kind);
+            if (isWrite(key) && isPolicyDenial(e.kind, e.message)) metrics.refused('policy-denied');
+          }
           throw e;
         };
         try {
@@ -70,4 +77,28 @@ export function countingApiErrors<T extends object>(port: T, metrics: Metrics): 
       };
     },
   });
+}
+
+/** A port method that writes (the KubePort's and ExternalArtifactPort's names say so). */
+function isWrite(key: string | symbol): boolean {
+  return typeof key === 'string' && /^(create|patch|update|delete)[A-Z]/.test(key);
+}
+
+/**
+ * The sender check with every delivery it refuses (401, 403: no, a bad or a foreign token)
+ * counted as a refusal (unauthenticated, docs/adr/0056). A review that failed (503) is not a
+ * refusal: the Broker redelivers.
+ */
+export function countingRefusals(auth: SenderAuth, metrics: Metrics): SenderAuth {
+  if (metrics === noopMetrics) return auth;
+  return {
+    get reviews() {
+      return auth.reviews;
+    },
+    async check(headers) {
+      const result = await auth.check(headers);
+      if (!result.ok && result.status !== 503) metrics.refused('unauthenticated');
+      return result;
+    },
+  };
 }

@@ -113,3 +113,15 @@ const ERROR_CLASSES = new Set([
 export function errorClassLabel(errorClass: string): string {
   return ERROR_CLASSES.has(errorClass) ? errorClass : 'other';
 }
+
+/**
+ * Whether a failed write is an admission policy's denial (docs/adr/0055): the API server answers
+ * Forbidden (or Invalid, for a validation whose reason says so) naming the ValidatingAdmissionPolicy.
+ * An RBAC Forbidden, a schema Invalid or a webhook's answer is not.
+ */
+export function isPolicyDenial(kind: string, message: string): boolean {
+  return (
+    (kind === 'Forbidden' || kind === 'Invalid') &&
+    /\bValidatingAdmissionPolicy '[^']*' .*\bdenied request\b/.test(message)
+  );
+}

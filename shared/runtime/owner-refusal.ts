@@ -1,18 +1,21 @@
 // A refused PackageSource owner (docs/adr/0053): one warn line that names the reference and why,
-// and the PackageSourceOwnerRefused Event on the AG (in its namespace, where its tenant sees it).
+// the refusal counted (forged-owner), and the PackageSourceOwnerRefused Event on the AG (in its namespace, where its tenant sees it).
 // The Event is best effort and bounded like every Event of ours (a series of at most 20 per
 // refusal: same AG, same reference, same reason).
 
 import { ownerRefusedStep, type ArtifactGenerator, type OwnerRefusal } from '../core/index.js';
 import type { RecordEvent } from './event-recorder.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 
 export async function reportRefusedOwner(
   ag: ArtifactGenerator,
   refusal: OwnerRefusal,
   log: Logger,
   record: RecordEvent,
+  metrics?: Metrics,
 ): Promise<void> {
+  metrics?.refused('forged-owner');
   log.warn(
     {
       packageSource: refusal.claim.name,

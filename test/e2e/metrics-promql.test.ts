@@ -75,6 +75,14 @@ describe('e2e: the recovery in PromQL', () => {
     const fns = deliveries.map((s) => s.labels['function']).sort();
     expect(fns).toEqual(expect.arrayContaining(['detect', 'force-drift', 'surface-stalled']));
     expect(await prometheus.scalar(E2E_QUERIES.deadLettered)).toBe(0);
+    // The stall histogram: one observation per recovery and per verdict of the run.
+    const durations = await prometheus.query(E2E_QUERIES.stallDurationsByOutcome);
+    const countOf = (outcome: string): number =>
+      Number(durations.find((s) => s.labels['outcome'] === outcome)?.value ?? 0);
+    expect(countOf('recovered')).toBe(recovered);
+    expect(countOf('stalled')).toBe(verdicts);
+    // No delivery of this run was refused (no forged owner, every sender trusted, no denial).
+    expect(await prometheus.query(E2E_QUERIES.refusalsByReason)).toEqual([]);
     report('metrics: PromQL equals Events', {
       forces: forcesOnce + forcesAlways,
       recoveries: recovered,

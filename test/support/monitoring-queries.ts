@@ -9,5 +9,8 @@ export const E2E_QUERIES = {
   recoveriesOfAg: 'sum(source_watcher_recovery_recoveries_total{name="$name"})',
   verdictsOfAg: 'sum(source_watcher_recovery_verdicts_total{name="$name"})',
   deliveriesByFunction: 'sum by (function, outcome) (source_watcher_recovery_deliveries_total)',
+  stallDurationsByOutcome:
+    'sum by (outcome) (source_watcher_recovery_stall_duration_seconds_count)',
+  refusalsByReason: 'sum by (reason) (source_watcher_recovery_refusals_total)',
   deadLettered: 'sum(source_watcher_recovery_deliveries_total{outcome="dead-letter"})',
 } as const;

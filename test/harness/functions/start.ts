@@ -10,6 +10,7 @@ import type { Metrics } from '../../../shared/runtime/metrics.js';
 import {
   countingApiErrors,
   countingDeliveries,
+  countingRefusals,
   startMetrics,
 } from '../../../shared/runtime/metrics-start.js';
 import type { pino } from 'pino';
@@ -87,10 +88,15 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
   const logger = opts.logger ?? createLogger({ name: opts.fn, level: 'silent' });
   const client = opts.kube ?? functionKubeClient(opts.fn, kubeConfig, requestTimeoutMs);
   const kube = opts.metrics !== undefined ? countingApiErrors(client, opts.metrics) : client;
-  const senderAuth =
+  const checked =
     opts.fn === 'dead-letter'
       ? undefined
       : (opts.senderAuth ?? senderAuthFor(config, kubeConfig, requestTimeoutMs));
+  // As runMain wires it: refused senders counted (docs/adr/0059).
+  const senderAuth =
+    checked !== undefined && opts.metrics !== undefined
+      ? countingRefusals(checked, opts.metrics)
+      : checked;
   const app = buildFunctionApp(opts.fn, {
     kubeConfig,
     kube,

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   ANNOTATION_ATTEMPTS,
+  ANNOTATION_FIRST_RECOVERY_AT,
   ANNOTATION_LAST_RECOVERY_AT,
   ANNOTATION_REQUESTED_AT,
   claimAnnotations,
   clearTrackingPatch,
   readTracking,
+  stallSeconds,
   type ArtifactGenerator,
 } from '../../../shared/core/index.js';
 import { CFG, MIN, SEC, STALL } from './fixtures.js';
@@ -91,6 +93,7 @@ describe('readTracking: presence', () => {
     expect(readTracking({}, NOW, CFG)).toEqual({
       attempts: 0,
       lastRecoveryAt: null,
+      firstRecoveryAt: null,
       present: false,
     });
   });
@@ -109,14 +112,97 @@ describe('claim and clear patches', () => {
     expect(readTracking(ag, NOW, CFG)).toEqual({
       attempts: 4,
       lastRecoveryAt: NOW - 7,
+      firstRecoveryAt: null,
       present: true,
     });
   });
 
-  it('clears both tracking keys and leaves requestedAt alone', () => {
+  it('attempt 1 also stamps the first claim; later attempts leave it as it is', () => {
+    const at = Date.UTC(2026, 10, 29, 16, 30, 6, 123);
+    expect(claimAnnotations(1, at)).toEqual({
+      [ANNOTATION_ATTEMPTS]: '1',
+      [ANNOTATION_LAST_RECOVERY_AT]: '2026-11-29T16:30:06.123000000Z',
+      [ANNOTATION_FIRST_RECOVERY_AT]: '2026-11-29T16:30:06.123000000Z',
+    });
+    expect(Object.keys(claimAnnotations(2, at))).not.toContain(ANNOTATION_FIRST_RECOVERY_AT);
+    // A merge patch of attempt 3 over attempt 1's annotations keeps the first claim.
+    const ag = agWithAnnotations({
+      ...claimAnnotations(1, NOW - 9 * MIN),
+      ...claimAnnotations(3, NOW - MIN),
+    });
+    expect(readTracking(ag, NOW, CFG)).toMatchObject({
+      attempts: 3,
+      lastRecoveryAt: NOW - MIN,
+      firstRecoveryAt: NOW - 9 * MIN,
+    });
+  });
+
+  it('clears the tracking keys (the first claim too) and leaves requestedAt alone', () => {
     expect(clearTrackingPatch()).toEqual({
       [ANNOTATION_ATTEMPTS]: null,
       [ANNOTATION_LAST_RECOVERY_AT]: null,
+      [ANNOTATION_FIRST_RECOVERY_AT]: null,
     });
+  });
+});
+
+describe('readTracking: first-recovery-at codec (backwards compatible)', () => {
+  const last = NOW - MIN;
+  const lastText = new Date(last).toISOString();
+  it.each<[string, Record<string, unknown>, number | null, boolean]>([
+    ['absent (tracking written before it existed)', {}, null, true],
+    ['garbage', { [ANNOTATION_FIRST_RECOVERY_AT]: 'yesterday' }, null, true],
+    ['a number, not a string', { [ANNOTATION_FIRST_RECOVERY_AT]: 5 }, null, true],
+    [
+      'before the last claim',
+      { [ANNOTATION_FIRST_RECOVERY_AT]: new Date(last - 5 * MIN).toISOString() },
+      last - 5 * MIN,
+      true,
+    ],
+    ['equal to the last claim', { [ANNOTATION_FIRST_RECOVERY_AT]: lastText }, last, true],
+    [
+      'after the last claim',
+      { [ANNOTATION_FIRST_RECOVERY_AT]: new Date(last + SEC).toISOString() },
+      null,
+      true,
+    ],
+    [
+      'without a last claim (an orphan)',
+      { [ANNOTATION_LAST_RECOVERY_AT]: undefined, [ANNOTATION_FIRST_RECOVERY_AT]: lastText },
+      null,
+      false,
+    ],
+  ])('%s', (_label, extra, first, present) => {
+    const annotations: Record<string, unknown> = {
+      [ANNOTATION_ATTEMPTS]: '2',
+      [ANNOTATION_LAST_RECOVERY_AT]: lastText,
+      ...extra,
+    };
+    for (const k of Object.keys(annotations))
+      if (annotations[k] === undefined) delete annotations[k];
+    if (!present) delete annotations[ANNOTATION_ATTEMPTS];
+    const t = readTracking(agWithAnnotations(annotations), NOW, CFG);
+    expect(t.firstRecoveryAt).toBe(first);
+    expect(t.present).toBe(present);
+    // The decision's fields read as before, whatever the first claim holds.
+    expect(t.attempts).toBe(present ? 2 : 0);
+  });
+});
+
+describe('stallSeconds: the first claim to the outcome', () => {
+  const tracking = (attempts: number, first: number | null) => ({
+    attempts,
+    lastRecoveryAt: first,
+    firstRecoveryAt: first,
+    present: true,
+  });
+  it.each<[string, ReturnType<typeof tracking>, number | undefined]>([
+    ['7 minutes', tracking(5, NOW - 7 * MIN), 420],
+    ['at once', tracking(1, NOW), 0],
+    ['first claim unknown', tracking(3, null), undefined],
+    ['no claim', tracking(0, NOW - MIN), undefined],
+    ['first claim ahead of now (skew)', tracking(1, NOW + SEC), undefined],
+  ])('%s', (_label, t, seconds) => {
+    expect(stallSeconds(t, NOW)).toBe(seconds);
   });
 });

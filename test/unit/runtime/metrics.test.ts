@@ -183,6 +183,9 @@ describe('metrics: the OpenTelemetry port', () => {
       key: 'service.name',
       value: { stringValue: 'force-drift' },
     });
+    // One series per pod: a service.instance.id (Prometheus's `instance`) of its own.
+    const instance = last.resource.attributes.find((a) => a.key === 'service.instance.id');
+    expect(instance?.value.stringValue).toMatch(/^[0-9a-f-]{36}$/);
     const byName = new Map(last.scopeMetrics.flatMap((s) => s.metrics).map((m) => [m.name, m]));
     expect([...byName.keys()].sort()).toEqual([
       'source_watcher_recovery.deliveries',
