@@ -38,9 +38,12 @@ export async function benchCluster(
 /**
  * The namespaces the benches make PackageSource-owned AGs in (each AG named like its
  * PackageSource and carrying its uid): the functions verify an owner only there (docs/adr/0053),
- * as a Cozystack install verifies cozy-system's.
+ * as a Cozystack install verifies cozy-system's. cozy-system is the storm fleet's (P9,
+ * test/harness/storm-fleet.ts): without it every fleet owner was refused (PackageSourceOwnerRefused)
+ * and P9 gave no verdicts.
  */
 export const BENCH_AG_NAMESPACES = [
+  'cozy-system',
   'bench-p1',
   'bench-p1-real',
   'bench-p2',
