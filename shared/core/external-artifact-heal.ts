@@ -102,7 +102,7 @@ export function artifactInventory(ag: ArtifactGenerator): InventoryEntry[] {
     (e) =>
       typeof e === 'object' &&
       e !== null &&
-      (e as { kind?: unknown }).kind !== 'Namespace' &&
+      e.kind !== 'Namespace' &&
       typeof e.name === 'string' &&
       typeof e.namespace === 'string',
   );

@@ -100,6 +100,7 @@ function sameInventory(a: unknown, b: unknown): boolean {
 function sameEntry(a: InventoryEntry | undefined, b: InventoryEntry | undefined): boolean {
   if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return a === b;
   return (
+    a.kind === b.kind &&
     a.name === b.name &&
     a.namespace === b.namespace &&
     a.digest === b.digest &&

@@ -206,7 +206,8 @@ function normalizeAgStatus(s: Record<string, unknown>): ArtifactGeneratorStatus 
 /** The fields the core reads of an inventory entry (read one by one: detect's no-op path, P3). */
 function inventoryEntry(e: Record<string, unknown>): InventoryEntry {
   const entry: InventoryEntry = {};
-  const { name, namespace, digest, filename } = e;
+  const { kind, name, namespace, digest, filename } = e;
+  if (typeof kind === 'string') entry.kind = kind;
   if (typeof name === 'string') entry.name = name;
   if (typeof namespace === 'string') entry.namespace = namespace;
   if (typeof digest === 'string') entry.digest = digest;

@@ -33,6 +33,8 @@ export interface ObjectMeta {
 }
 
 export interface InventoryEntry {
+  /** source-watcher v2.3: `ExternalArtifact` or `Namespace` (a managed Namespace); absent before. */
+  kind?: string;
   name?: string;
   namespace?: string;
   digest?: string;
