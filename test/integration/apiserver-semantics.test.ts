@@ -230,7 +230,9 @@ describe('test API server: merge patch semantics', () => {
 
   it('rejects an inventory entry missing a required field with 422', async () => {
     const ref = agRefOf(await newAg());
-    const bad = { inventory: [{ name: 'a', namespace: 'ns', digest: 'sha256:1' }] };
+    // No digest: required by v2.1.0's schema and v2.3.1's alike (v2.3 made namespace and
+    // filename optional; docs/adr/0066).
+    const bad = { inventory: [{ name: 'a', namespace: 'ns', filename: 'a.tar.gz' }] };
     expect(await statusOfFailure(writeArtifactGeneratorStatus(ref, bad))).toBe(422);
   });
 

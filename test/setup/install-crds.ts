@@ -22,24 +22,63 @@ import { REPO_ROOT } from './apiserver-process.js';
 export const UPSTREAM_CRD_DIR = join(REPO_ROOT, 'test', 'crds', '.cache', 'crds');
 export const UPSTREAM_CRD_SCRIPT = join(REPO_ROOT, 'test', 'crds', 'generate.sh');
 
-/** Runs test/crds/generate.sh (a no-op when its output is up to date). */
+/** Which source-watcher's ArtifactGenerator schema the test cluster serves (docs/adr/0066). */
+export const AG_SCHEMA_ENV = 'SWR_AG_SCHEMA';
+export type AgSchema = 'v2.1' | 'v2.3';
+export const AG_V23_CRD_DIR = join(REPO_ROOT, 'test', 'crds', '.cache', 'ag-v2.3');
+export const AG_V23_CRD_SCRIPT = join(REPO_ROOT, 'test', 'crds', 'ag-v2.3', 'generate.sh');
+
+/** SWR_AG_SCHEMA: unset or `v2.1` (the default, source-watcher v2.1.0), or `v2.3` (v2.3.1). */
+export function agSchema(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): AgSchema {
+  const v = env[AG_SCHEMA_ENV];
+  if (v === undefined || v === '' || v === 'v2.1') return 'v2.1';
+  if (v === 'v2.3') return 'v2.3';
+  throw new Error(`${AG_SCHEMA_ENV}=${JSON.stringify(v)}: expected v2.1 or v2.3`);
+}
+
+/**
+ * Runs test/crds/generate.sh, and test/crds/ag-v2.3/generate.sh when SWR_AG_SCHEMA=v2.3 (each a
+ * no-op when its output is up to date).
+ */
 export async function prepareUpstreamCrds(): Promise<void> {
-  const child = spawn('bash', [UPSTREAM_CRD_SCRIPT], { stdio: ['ignore', 'inherit', 'inherit'] });
+  await runScript(UPSTREAM_CRD_SCRIPT);
+  if (agSchema() === 'v2.3') await runScript(AG_V23_CRD_SCRIPT);
+}
+
+async function runScript(script: string): Promise<void> {
+  const child = spawn('bash', [script], { stdio: ['ignore', 'inherit', 'inherit'] });
   const code = await new Promise<number | null>((done, fail) => {
     child.once('error', fail);
     child.once('exit', (exitCode) => done(exitCode));
   });
   if (code !== 0) {
-    throw new Error(`upstream CRDs: bash ${UPSTREAM_CRD_SCRIPT} exited ${code}`);
+    throw new Error(`upstream CRDs: bash ${script} exited ${code}`);
   }
+}
+
+/** `upstream` with the ArtifactGenerator CRD of SWR_AG_SCHEMA's source-watcher. */
+async function withChosenAgSchema(
+  upstream: k8s.V1CustomResourceDefinition[],
+): Promise<k8s.V1CustomResourceDefinition[]> {
+  if (agSchema() === 'v2.1') return upstream;
+  const v23 = (await loadCrdFiles(AG_V23_CRD_DIR)).filter((c) => c.metadata?.name === AG_CRD_NAME);
+  if (v23.length !== 1) {
+    throw new Error(
+      `no v2.3 ArtifactGenerator CRD in ${AG_V23_CRD_DIR}: run bash ${AG_V23_CRD_SCRIPT}`,
+    );
+  }
+  return [...upstream.filter((c) => c.metadata?.name !== AG_CRD_NAME), ...v23];
 }
 
 /** Generated upstream CRDs and the carried verbatim ones, every CRD once (a name in both fails). */
 export async function loadAllCrds(): Promise<k8s.V1CustomResourceDefinition[]> {
-  const upstream = await loadCrdFiles(UPSTREAM_CRD_DIR);
-  if (upstream.length === 0) {
+  const generated = await loadCrdFiles(UPSTREAM_CRD_DIR);
+  if (generated.length === 0) {
     throw new Error(`no upstream CRDs in ${UPSTREAM_CRD_DIR}: run bash ${UPSTREAM_CRD_SCRIPT}`);
   }
+  const upstream = await withChosenAgSchema(generated);
   const carried = loadCarriedCrds();
   const names = new Set(upstream.map((c) => c.metadata?.name));
   const twice = carried.filter((c) => names.has(c.metadata?.name)).map((c) => c.metadata?.name);
