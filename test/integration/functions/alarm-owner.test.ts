@@ -6,12 +6,11 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ALARM_LABELS, APISERVER_UPDATE, PING_KIND } from '../../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../../shared/core/types.js';
-import { agRefOf, customObjects } from '../../support/apiserver.js';
+import { ALARM_LABELS, PING_KIND } from '../../../shared/core/index.js';
+import { customObjects } from '../../support/apiserver.js';
 import { createAgWithStatus, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
-import { cloudEvent, postEvent } from '../../support/http-events.js';
+import { agResourceEvent, postEvent } from '../../support/http-events.js';
 import { findObject, renderKustomize, type K8sObject } from '../../support/manifests.js';
 import { ALARM_NAME, ALARM_NAMESPACE, deleteAlarm } from '../../support/recovery-alarm.js';
 import { capturingLogger, functionFile } from './suite-kit.js';
@@ -72,21 +71,6 @@ async function until(what: string, timeoutMs: number, probe: () => Promise<boole
   }
 }
 
-function agEvent(ag: ArtifactGenerator) {
-  const ref = agRefOf(ag);
-  return cloudEvent({
-    type: APISERVER_UPDATE,
-    source: 'https://127.0.0.1:6443',
-    subject: `/apis/source.extensions.fluxcd.io/v1beta1/namespaces/${ref.namespace}/artifactgenerators/${ref.name}`,
-    data: ag,
-    extensions: {
-      kind: 'ArtifactGenerator',
-      apiversion: 'source.extensions.fluxcd.io/v1beta1',
-      name: ref.name,
-      namespace: ref.namespace,
-    },
-  });
-}
 
 /** detect, its clock 10 s after T0, arms the alarm for an AG stuck since `since`. */
 async function armFor(
@@ -96,7 +80,7 @@ async function armFor(
 ) {
   const d = await suite.startDetect(new SettableClock(T0 + 10_000), { logger: logger.logger, env });
   const ag = await createAgWithStatus(kc, stuckStatus(since));
-  expect((await postEvent(d.url, agEvent(ag))).status).toBe(200);
+  expect((await postEvent(d.url, agResourceEvent(ag))).status).toBe(200);
   return { logs: logger.logs, d };
 }
 
@@ -151,14 +135,14 @@ describe('without a readable owner the alarm is still armed', () => {
     expect(first?.metadata.labels).toMatchObject(ALARM_LABELS);
     // An earlier due time moves the alarm: the same cause is not warned again (at debug).
     const again = await createAgWithStatus(kc, stuckStatus(T0 - 5_000));
-    await postEvent(d.url, agEvent(again));
+    await postEvent(d.url, agResourceEvent(again));
     const warned = logs.records.filter((r) => r.msg === OWNER_NOT_FOUND);
     expect(warned.map((r) => r.level)).toEqual(['warn', 'debug']);
     expect(warned[0]).toMatchObject({ owner: `${ALARM_NAMESPACE}/resync`, error: 'NotFound' });
     // The install is applied again: the next write adopts the alarm.
     const uid = await applyResync();
     const earlier = await createAgWithStatus(kc, stuckStatus(T0 - 10_000));
-    await postEvent(d.url, agEvent(earlier));
+    await postEvent(d.url, agResourceEvent(earlier));
     expect((await readRaw(ALARM_NAME))?.metadata.ownerReferences?.map((r) => r.uid)).toEqual([uid]);
   });
 
