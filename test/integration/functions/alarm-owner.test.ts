@@ -71,7 +71,6 @@ async function until(what: string, timeoutMs: number, probe: () => Promise<boole
   }
 }
 
-
 /** detect, its clock 10 s after T0, arms the alarm for an AG stuck since `since`. */
 async function armFor(
   since: number,
