@@ -7,6 +7,7 @@ import {
 import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
 import { createPreviousVersions } from '../../shared/runtime/previous-versions.js';
 import { createWarnOnce } from '../../shared/runtime/warn-once.js';
+import { createOwedEvents } from '../../shared/runtime/owed-events.js';
 import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
 import { handleForceDrift } from './handler.js';
 
@@ -16,6 +17,7 @@ export function createApp(deps: ForceDriftDeps, opts: AppOptions = {}): Express 
     notices: createHistoryNotices(deps.metrics),
     previousVersions: createPreviousVersions(deps.kube),
     warnOnce: createWarnOnce(),
+    owedEvents: createOwedEvents(),
   };
   return createFunctionApp({
     logger: deps.logger,

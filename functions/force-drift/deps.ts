@@ -6,6 +6,7 @@ import type { KubePort } from '../../shared/kube/port.js';
 import type { HistoryNotices } from '../../shared/runtime/history-notices.js';
 import type { PreviousVersions } from '../../shared/runtime/previous-versions.js';
 import type { WarnOnce } from '../../shared/runtime/warn-once.js';
+import type { OwedEvents } from '../../shared/runtime/owed-events.js';
 
 export interface ForceDriftDeps {
   readonly kube: KubePort;
@@ -23,4 +24,6 @@ export interface ForceDriftRuntime extends ForceDriftDeps {
   readonly previousVersions: PreviousVersions;
   /** Trouble that repeats under a storm: warn once per process and cause, debug after. */
   readonly warnOnce: WarnOnce;
+  /** The Events of steps this process could not write yet (docs/adr/0061). */
+  readonly owedEvents: OwedEvents;
 }

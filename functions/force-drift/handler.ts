@@ -22,6 +22,7 @@ import type { PreviousVersion } from '../../shared/kube/port.js';
 import { ownerCheck, type OwnerCheck } from './owner.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
+import { payOwedEvents, type OwedSettlement } from '../../shared/runtime/owed-events.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
   handled,
@@ -52,7 +53,17 @@ export async function handleForceDrift(
   }
   const ref: AgRef = { namespace: parsed.value.namespace, name: parsed.value.name };
   const agLog = log.child({ namespace: ref.namespace, name: ref.name });
-  const record = createEventRecorder(deps, agLog);
+  const record = createEventRecorder(deps, agLog, deps.owedEvents);
+  // A step's Event that failed transiently is owed: this delivery answers 503 so that its
+  // redelivery writes it (docs/adr/0061). Set by the step's record below.
+  const stepEvents = { owed: false };
+  const recordStep: RecordEvent = async (ag, step) => {
+    const r = await record(ag, step);
+    if (r === 'failed') stepEvents.owed = true;
+    return r;
+  };
+  const asked = event.type === ACTION_FORCE ? parsed.value.attempts : null;
+  let owed: OwedSettlement | undefined;
 
   const signalled = parsed.value.signal !== undefined;
   // A signalled event's history read starts beside the read of the AG, at the event's revision: it
@@ -85,8 +96,10 @@ export async function handleForceDrift(
       owner,
       sameRevision ? early.read : undefined,
     );
-    const asked = event.type === ACTION_FORCE ? parsed.value.attempts : null;
-    const result = await act(ag, ref, reading.signals, asked, owner, deps, agLog, record);
+    // Before this delivery acts, and once: the Events it owes about the AG as read (a new claim
+    // would replace the step they report on the AG).
+    owed ??= await payOwedEvents(ag, asked, deps, agLog);
+    const result = await act(ag, ref, reading.signals, asked, owner, deps, agLog, recordStep);
     if (result === 'forced') observeLostWriteToForce(ag, reading.signals, parsed.value, deps);
     if (result === 'in-flight') return retryLater('claim-in-flight');
     if (result === 'nothing-to-do' && reading.gap === 'transient') {
@@ -94,8 +107,12 @@ export async function handleForceDrift(
       // detect's follow-up either way.
       return retryLater('history');
     }
-    if (result !== 'conflict') return handled(result);
-    agLog.debug({ round }, 'precondition failed; re-reading');
+    if (result === 'conflict') {
+      agLog.debug({ round }, 'precondition failed; re-reading');
+      continue;
+    }
+    if (stepEvents.owed || owed === 'owed') return retryLater('event-owed');
+    return handled(result);
   }
   agLog.warn({ rounds: MAX_ROUNDS }, 'gave up re-deciding after conflicts');
   return retryLater('conflict');

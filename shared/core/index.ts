@@ -33,3 +33,4 @@ export * from './packagesource-owner.js';
 export * from './config-rules.js';
 export * from './config-check.js';
 export * from './config-policy.js';
+export * from './owed-events.js';

@@ -4,6 +4,8 @@
 // create; on AlreadyExists (another replica, or a redelivery, reported the same step) read the
 // Event and bump its series with a precondition. Each request has its own short deadline. A
 // failure is logged at warn once per recorder, and a recorder lives for one handled CloudEvent.
+// With `owed` (force-drift), an Event that failed on a transient error is kept as owed: its
+// delivery answers 503 and the redelivery writes it (owed-events.ts, docs/adr/0061).
 
 import {
   buildEvents,
@@ -19,9 +21,14 @@ import type { KubePort } from '../kube/port.js';
 import type { Clock } from './clock.js';
 import type { FunctionConfig } from './env.js';
 import type { Logger } from './logger.js';
+import type { OwedEvents } from './owed-events.js';
 
+/**
+ * `failed`: a transient failure (timeout, 429, 5xx, reset), which a later try may overcome (kept
+ * as owed when the recorder has `owed`); `refused`: 401/403/4xx, our misconfiguration.
+ */
 export type EventWriteResult =
-  'created' | 'series-bumped' | 'bound' | 'not-reportable' | 'contended' | 'failed';
+  'created' | 'series-bumped' | 'bound' | 'not-reportable' | 'contended' | 'failed' | 'refused';
 
 export type RecordEvent = (ag: ArtifactGenerator, step: EventStep) => Promise<EventWriteResult>;
 
@@ -34,12 +41,26 @@ export interface EventRecorderDeps {
 /** create / read+patch rounds before a contended series bump is dropped. */
 const ROUNDS = 3;
 
-export function createEventRecorder(deps: EventRecorderDeps, log: Logger): RecordEvent {
+export function createEventRecorder(
+  deps: EventRecorderDeps,
+  log: Logger,
+  owed?: OwedEvents,
+): RecordEvent {
   let warned = false;
   const opts = { timeoutMs: deps.config.events.writeTimeoutMs };
 
   /** create, or on AlreadyExists read and bump the series; never throws. */
-  const write = async (event: KubeEvent, now: number): Promise<EventWriteResult> => {
+  const write = async (event: KubeEvent, now: number, agKey: string): Promise<EventWriteResult> => {
+    const result = await writeOnce(event, now);
+    if (result === 'failed' && owed !== undefined) {
+      owed.owe(agKey, { event, since: now }, log);
+    } else if (result !== 'not-reportable' && result !== 'refused') {
+      owed?.written(event.metadata.name);
+    }
+    return result;
+  };
+
+  const writeOnce = async (event: KubeEvent, now: number): Promise<EventWriteResult> => {
     const { namespace, name } = event.metadata;
     try {
       for (let round = 0; round < ROUNDS; round++) {
@@ -57,7 +78,7 @@ export function createEventRecorder(deps: EventRecorderDeps, log: Logger): Recor
           throw e;
         }
         const next = nextSeries(existing, now);
-        if (next.kind === 'skip') return next.why === 'bound' ? 'bound' : 'failed';
+        if (next.kind === 'skip') return next.why === 'bound' ? 'bound' : 'contended';
         const rv = existing.metadata?.resourceVersion;
         try {
           await deps.kube.patchEventSeries(namespace, name, next.series, {
@@ -83,6 +104,8 @@ export function createEventRecorder(deps: EventRecorderDeps, log: Logger): Recor
         kind: isKubeError(e) ? e.kind : 'Unexpected',
         statusCode: isKubeError(e) ? e.statusCode : undefined,
         err: { message: e instanceof Error ? e.message : String(e) },
+        // Kept for the redelivery to write (docs/adr/0061), or lost.
+        owed: owed !== undefined && retryable(e),
       };
       if (!warned) {
         warned = true;
@@ -90,7 +113,7 @@ export function createEventRecorder(deps: EventRecorderDeps, log: Logger): Recor
       } else {
         log.debug(fields, 'could not write Kubernetes Event');
       }
-      return 'failed';
+      return retryable(e) ? 'failed' : 'refused';
     }
   };
   return async (ag, step) => {
@@ -105,9 +128,15 @@ export function createEventRecorder(deps: EventRecorderDeps, log: Logger): Recor
     }
     // The verdict's two Events (the AG's, the PackageSource's) are written side by side, each
     // with its own deadline; the AG's result is the answer.
-    const results = await Promise.all(events.map((e) => write(e, now)));
+    const agKey = `${subject.namespace}/${subject.name}`;
+    const results = await Promise.all(events.map((e) => write(e, now, agKey)));
     return results[0] ?? 'not-reportable';
   };
+}
+
+/** A failure a later try may overcome: not our misconfiguration (401/403, 4xx). */
+function retryable(e: unknown): boolean {
+  return !isKubeError(e, 'Forbidden') && !isKubeError(e, 'Invalid');
 }
 
 /** The AG as an Event subject; null (no Event) unless it is a well-formed object from the server. */

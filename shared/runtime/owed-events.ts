@@ -1,0 +1,191 @@
+// Owed Kubernetes Events (docs/adr/0061-owed-events.md): the Events of recovery steps that could
+// not be written, and the writes that pay them on a later delivery for the same AG.
+//
+// What is owed comes from two places. The process that failed keeps the exact Event (bounded
+// memory, an optimisation like the kept history): its redelivery on this replica writes that same
+// object. Any process can also name the step from the AG (a finished force that the action asked
+// for, shared/core/owed-events.ts): a redelivery on another replica, or after a restart, writes
+// it from there. Every owed write is a create: an Event of that name already there means it was
+// written (by us, another replica, or the write whose answer was lost), and nothing more is sent,
+// so an owed Event is written once. Past OWED_EVENT_MAX_AGE_MS it is dropped with a warn line.
+
+import {
+  askedStepOnAg,
+  buildEvents,
+  owedEventDue,
+  type ArtifactGenerator,
+  type KubeEvent,
+} from '../core/index.js';
+import { isKubeError } from '../kube/errors.js';
+import type { KubePort } from '../kube/port.js';
+import type { Clock } from './clock.js';
+import type { FunctionConfig } from './env.js';
+import { subjectOf } from './event-recorder.js';
+import type { Logger } from './logger.js';
+
+/** Owed Events kept by a process at the most; the oldest is dropped (with a warn line) beyond. */
+export const OWED_EVENTS_MAX = 256;
+/** Names of Events this process wrote, kept so that it does not write them again. */
+export const WRITTEN_EVENTS_MAX = 1024;
+
+export interface OwedEvent {
+  readonly event: KubeEvent;
+  /** When the step happened (or its Event first failed): the owed window runs from here. */
+  readonly since: number;
+}
+
+export interface OwedEvents {
+  /** The Event about the AG `agKey` (namespace/name) could not be written. */
+  owe(agKey: string, owed: OwedEvent, log: Logger): void;
+  /** The Event `name` is written (by this process, or found written). */
+  written(name: string): void;
+  wasWritten(name: string): boolean;
+  /** The Events owed about `agKey`, taken out of memory. */
+  take(agKey: string): OwedEvent[];
+}
+
+export function createOwedEvents(): OwedEvents {
+  // Insertion order is age order: the first key is the oldest.
+  const owed = new Map<string, OwedEvent & { agKey: string }>();
+  const written = new Set<string>();
+  return {
+    owe(agKey, o, log) {
+      const name = o.event.metadata.name;
+      owed.delete(name);
+      owed.set(name, { ...o, agKey });
+      while (owed.size > OWED_EVENTS_MAX) {
+        const [oldest, entry] = owed.entries().next().value as [string, OwedEvent];
+        owed.delete(oldest);
+        logDropped(log, entry.event, 'capacity', 0);
+      }
+    },
+    written(name) {
+      owed.delete(name);
+      written.delete(name);
+      written.add(name);
+      if (written.size > WRITTEN_EVENTS_MAX) written.delete(written.values().next().value ?? '');
+    },
+    wasWritten: (name) => written.has(name),
+    take(agKey) {
+      const out: OwedEvent[] = [];
+      for (const [name, entry] of owed) {
+        if (entry.agKey !== agKey) continue;
+        owed.delete(name);
+        out.push({ event: entry.event, since: entry.since });
+      }
+      return out;
+    },
+  };
+}
+
+export interface OwedEventDeps {
+  readonly kube: KubePort;
+  readonly clock: Clock;
+  readonly config: Pick<FunctionConfig, 'events' | 'recovery'>;
+  readonly owedEvents: OwedEvents;
+}
+
+/** `owed`: an Event is still owed after this delivery (a redelivery should try again). */
+export type OwedSettlement = 'clear' | 'owed';
+
+/**
+ * Writes the Events owed about `ag` (as read by this delivery): those this process kept, and the
+ * Event of the finished force the action asked for (`askedAttempts`, null for other actions).
+ */
+export async function payOwedEvents(
+  ag: ArtifactGenerator,
+  askedAttempts: number | null,
+  deps: OwedEventDeps,
+  log: Logger,
+): Promise<OwedSettlement> {
+  const subject = subjectOf(ag);
+  if (subject === null) return 'clear';
+  const agKey = `${subject.namespace}/${subject.name}`;
+  const now = deps.clock.now();
+  const due: OwedEvent[] = [];
+  for (const o of deps.owedEvents.take(agKey)) {
+    if (owedEventDue(o.since, now) === 'expired')
+      logDropped(log, o.event, 'expired', now - o.since);
+    else due.push(o);
+  }
+  const asked = askedStepOnAg(ag, now, deps.config.recovery, askedAttempts);
+  if (asked.kind === 'recorded') {
+    for (const event of buildEvents(
+      asked.step,
+      subject,
+      deps.config.events.reportingInstance,
+      asked.stepAt,
+    )) {
+      const name = event.metadata.name;
+      if (deps.owedEvents.wasWritten(name) || due.some((o) => o.event.metadata.name === name))
+        continue;
+      due.push({ event, since: asked.stepAt });
+    }
+  }
+  let settlement: OwedSettlement = 'clear';
+  for (const o of due) {
+    if ((await writeOwed(o, agKey, deps, log, now)) === 'owed') settlement = 'owed';
+  }
+  return settlement;
+}
+
+async function writeOwed(
+  o: OwedEvent,
+  agKey: string,
+  deps: OwedEventDeps,
+  log: Logger,
+  now: number,
+): Promise<OwedSettlement> {
+  const { name, namespace } = o.event.metadata;
+  const fields = {
+    event: name,
+    namespace,
+    reason: o.event.reason,
+    owedMs: Math.max(0, now - o.since),
+  };
+  try {
+    await deps.kube.createEvent(o.event, { timeoutMs: deps.config.events.writeTimeoutMs });
+    deps.owedEvents.written(name);
+    log.info(fields, 'owed Kubernetes Event written');
+    return 'clear';
+  } catch (e) {
+    if (isKubeError(e, 'Conflict')) {
+      // AlreadyExists: written before (by us, another replica, or a write whose answer was lost).
+      deps.owedEvents.written(name);
+      log.debug(fields, 'owed Kubernetes Event already written');
+      return 'clear';
+    }
+    if (isKubeError(e, 'Forbidden') || isKubeError(e, 'Invalid')) {
+      // Our misconfiguration: no redelivery would write it.
+      log.warn(
+        { ...fields, kind: e.kind, statusCode: e.statusCode },
+        'owed Kubernetes Event refused',
+      );
+      return 'clear';
+    }
+    deps.owedEvents.owe(agKey, o, log);
+    log.debug(
+      { ...fields, kind: isKubeError(e) ? e.kind : 'Unexpected' },
+      'owed Kubernetes Event not written yet',
+    );
+    return 'owed';
+  }
+}
+
+function logDropped(
+  log: Logger,
+  event: KubeEvent,
+  why: 'expired' | 'capacity',
+  ageMs: number,
+): void {
+  log.warn(
+    {
+      event: event.metadata.name,
+      namespace: event.metadata.namespace,
+      reason: event.reason,
+      why,
+      ageMs,
+    },
+    'owed Kubernetes Event dropped',
+  );
+}
