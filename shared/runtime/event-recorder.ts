@@ -54,8 +54,8 @@ export function createEventRecorder(
     const result = await writeOnce(event, now);
     if (result === 'failed' && owed !== undefined) {
       owed.owe(agKey, { event, since: now }, log);
-    } else if (result !== 'not-reportable' && result !== 'refused') {
-      owed?.written(event.metadata.name);
+    } else if (result !== 'not-reportable') {
+      owed?.settled(event.metadata.name);
     }
     return result;
   };

@@ -25,7 +25,7 @@ import type { Logger } from './logger.js';
 
 /** Owed Events kept by a process at the most; the oldest is dropped (with a warn line) beyond. */
 export const OWED_EVENTS_MAX = 256;
-/** Names of Events this process wrote, kept so that it does not write them again. */
+/** Names of Events this process settled (wrote, or was refused), so that it does not try again. */
 export const WRITTEN_EVENTS_MAX = 1024;
 
 export interface OwedEvent {
@@ -37,9 +37,9 @@ export interface OwedEvent {
 export interface OwedEvents {
   /** The Event about the AG `agKey` (namespace/name) could not be written. */
   owe(agKey: string, owed: OwedEvent, log: Logger): void;
-  /** The Event `name` is written (by this process, or found written). */
-  written(name: string): void;
-  wasWritten(name: string): boolean;
+  /** Nothing is owed for the Event `name`: written (here or found written), or refused (403). */
+  settled(name: string): void;
+  isSettled(name: string): boolean;
   /** The Events owed about `agKey`, taken out of memory. */
   take(agKey: string): OwedEvent[];
 }
@@ -59,13 +59,13 @@ export function createOwedEvents(): OwedEvents {
         logDropped(log, entry.event, 'capacity', 0);
       }
     },
-    written(name) {
+    settled(name) {
       owed.delete(name);
       written.delete(name);
       written.add(name);
       if (written.size > WRITTEN_EVENTS_MAX) written.delete(written.values().next().value ?? '');
     },
-    wasWritten: (name) => written.has(name),
+    isSettled: (name) => written.has(name),
     take(agKey) {
       const out: OwedEvent[] = [];
       for (const [name, entry] of owed) {
@@ -117,7 +117,7 @@ export async function payOwedEvents(
       asked.stepAt,
     )) {
       const name = event.metadata.name;
-      if (deps.owedEvents.wasWritten(name) || due.some((o) => o.event.metadata.name === name))
+      if (deps.owedEvents.isSettled(name) || due.some((o) => o.event.metadata.name === name))
         continue;
       due.push({ event, since: asked.stepAt });
     }
@@ -145,13 +145,13 @@ async function writeOwed(
   };
   try {
     await deps.kube.createEvent(o.event, { timeoutMs: deps.config.events.writeTimeoutMs });
-    deps.owedEvents.written(name);
+    deps.owedEvents.settled(name);
     log.info(fields, 'owed Kubernetes Event written');
     return 'clear';
   } catch (e) {
     if (isKubeError(e, 'Conflict')) {
       // AlreadyExists: written before (by us, another replica, or a write whose answer was lost).
-      deps.owedEvents.written(name);
+      deps.owedEvents.settled(name);
       log.debug(fields, 'owed Kubernetes Event already written');
       return 'clear';
     }
