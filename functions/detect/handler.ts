@@ -27,6 +27,8 @@ import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js
 import { readLostWriteSignal } from '../../shared/runtime/ag-history.js';
 import type { DetectRuntime } from './deps.js';
 import { emitAction, evaluate, wantsHistory } from './evaluate.js';
+import { COVERED_BY_REDELIVERY, COVERED_BY_RESYNC } from './follow-up-cover.js';
+import { formatTimeNano } from '../../shared/core/time.js';
 import { sweep } from './sweep.js';
 
 export async function handleDetect(
@@ -126,9 +128,20 @@ async function onArtifactGenerator(
     try {
       await deps.followUps.ensureBy(evaluation.nextCheck, agLog);
     } catch (e) {
-      // A lost follow-up is caught by the next resync; the decision itself was delivered.
-      agLog.warn({ err: errorSummary(e) }, 'follow-up not armed');
-      if (isKubeError(e, 'Transient') || isKubeError(e, 'Conflict')) return retryLater('follow-up');
+      // The decision itself was delivered. A transient failure answers 503: the redelivery
+      // evaluates the AG again and arms (or emits, once due). Whatever happens to it, the resync
+      // sweeps every AG within its period: it emits what is due and arms the earliest due time,
+      // alarm or no alarm (docs/adr/0061). The log line says which covers it.
+      const redelivered = isKubeError(e, 'Transient') || isKubeError(e, 'Conflict');
+      agLog.warn(
+        {
+          err: errorSummary(e),
+          due: formatTimeNano(evaluation.nextCheck),
+          coveredBy: redelivered ? COVERED_BY_REDELIVERY : COVERED_BY_RESYNC,
+        },
+        'follow-up not armed',
+      );
+      if (redelivered) return retryLater('follow-up');
     }
   }
   return historyTrouble ? retryLater('history') : handled(evaluation.decision.kind);

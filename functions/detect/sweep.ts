@@ -21,7 +21,12 @@ import type { ArtifactGenerator } from '../../shared/core/types.js';
 import type { ListPage } from '../../shared/kube/port.js';
 import { DEFAULT_SWEEP_PAGE_SIZE } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
-import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
+import {
+  handled,
+  outcomeForError,
+  retryLater,
+  type Outcome,
+} from '../../shared/runtime/outcome.js';
 import { EmitError } from '../../shared/runtime/outcome.js';
 import { readLostWriteSignal, type HistoryReading } from '../../shared/runtime/ag-history.js';
 import { NO_SIGNALS } from '../../shared/core/index.js';
@@ -30,6 +35,8 @@ import { isKubeError } from '../../shared/kube/errors.js';
 import { errorSummary } from '../../shared/runtime/function-app.js';
 import { emitAction, evaluate, wantsHistory, type Evaluation } from './evaluate.js';
 import type { SweepPosition } from './sweep-resume.js';
+import { COVERED_BY_REDELIVERY, COVERED_BY_RESYNC } from './follow-up-cover.js';
+import { formatTimeNano } from '../../shared/core/time.js';
 
 /** The sweep's page size unless SWEEP_PAGE_SIZE says otherwise (config.sweepPageSize). */
 export const SWEEP_PAGE_SIZE = DEFAULT_SWEEP_PAGE_SIZE;
@@ -198,20 +205,46 @@ export async function sweep(
         await deps.followUps.ensureBy(earliest, log);
       } catch (e) {
         if (!isKubeError(e)) throw e;
-        log.warn({ err: errorSummary(e) }, 'follow-up not armed');
+        notArmed(log, e, earliest);
       }
     }
     keep();
     log.warn({ ...summary, incomplete }, 'sweep incomplete');
     return retryLater(`sweep-${incomplete}`);
   }
-  await deps.followUps.settle(earliest, log);
+  try {
+    await deps.followUps.settle(earliest, log);
+  } catch (e) {
+    if (!isKubeError(e)) throw e;
+    // Everything due was emitted; only the alarm is not where it should be. The redelivery of
+    // this ping sweeps again and settles it; the next resync does in any case.
+    notArmed(log, e, earliest);
+    if (emitFailures > 0) keep();
+    log.warn(summary, 'sweep done; alarm not settled');
+    return outcomeForError(e);
+  }
   log.info(summary, 'sweep done');
   if (emitFailures > 0) {
     keep();
     return retryLater('emit-failed');
   }
   return handled('swept');
+}
+
+/**
+ * The sweep answers 5xx after this: its redelivery covers the follow-up when the failure is
+ * transient; the resync does in any case (follow-up-cover.ts).
+ */
+function notArmed(log: Logger, e: unknown, due: number | null): void {
+  const transient = isKubeError(e, 'Transient') || isKubeError(e, 'Conflict');
+  log.warn(
+    {
+      err: errorSummary(e),
+      ...(due !== null ? { due: formatTimeNano(due) } : {}),
+      coveredBy: transient ? COVERED_BY_REDELIVERY : COVERED_BY_RESYNC,
+    },
+    'follow-up not armed',
+  );
 }
 
 function isKept(ag: ArtifactGenerator, deps: DetectRuntime): boolean {
