@@ -54,8 +54,8 @@ export async function handleForceDrift(
   const ref: AgRef = { namespace: parsed.value.namespace, name: parsed.value.name };
   const agLog = log.child({ namespace: ref.namespace, name: ref.name });
   const record = createEventRecorder(deps, agLog, deps.owedEvents);
-  // A step's Event that failed transiently is owed: this delivery answers 503 so that its
-  // redelivery writes it (docs/adr/0061). Set by the step's record below.
+  // An Event that failed transiently (a step's, an owner refusal's) is owed: this delivery answers
+  // 503 so that its redelivery writes it (docs/adr/0061).
   const stepEvents = { owed: false };
   const recordStep: RecordEvent = async (ag, step) => {
     const r = await record(ag, step);
@@ -86,7 +86,7 @@ export async function handleForceDrift(
     // The event's signal is a hint (docs/adr/0008): anything that can post to the Broker can send
     // one. A signalled force is verified here with one history read of the AG as read now; a
     // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
-    const owner = ownerCheck(ag, deps, agLog, record);
+    const owner = ownerCheck(ag, deps, agLog, recordStep);
     const sameRevision = early !== undefined && early.rv === ag.metadata?.resourceVersion;
     const reading = await verifiedSignal(
       ag,

@@ -4,6 +4,7 @@ import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import type { SyncTurns } from './sync-turns.js';
+import type { OwedEvents } from '../../shared/runtime/owed-events.js';
 
 export interface SurfaceStalledDeps {
   readonly kube: KubePort;
@@ -14,4 +15,9 @@ export interface SurfaceStalledDeps {
   readonly metrics?: Metrics;
   /** One sync per AG at a time in this replica (ADR 50). */
   readonly turns: SyncTurns;
+  /**
+   * The verdict Events this process could not write yet (docs/adr/0061); createApp makes one when
+   * absent.
+   */
+  readonly owedEvents?: OwedEvents;
 }

@@ -16,7 +16,7 @@ import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
 import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import { deliverySignal } from '../../shared/runtime/delivery.js';
-import { createEventRecorder } from '../../shared/runtime/event-recorder.js';
+import { owedFirst, tracked } from './owed.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
   handled,
@@ -76,18 +76,25 @@ export async function handleSurfaceStalled(
       return ignored('unknown-type');
   }
   const agLog = log.child({ namespace: ref.namespace, name: ref.name });
+  const agKey = `${ref.namespace}/${ref.name}`;
+  // The verdict Events this process owes about the AG first (docs/adr/0061): a verdict whose
+  // Event failed answered 503, and this may be its redelivery.
+  const owed = await owedFirst(agKey, deps, agLog);
+  const record = tracked(deps, agLog);
   // One sync per AG at a time; an AG event whose version a sync it waited for has read needs none
   // of its own (ADR 50). Only a version read from the API server covers: the event's is a hint.
   // The wait ends with the delivery (ADR 57).
   const done = await deps.turns.run(
-    `${ref.namespace}/${ref.name}`,
+    agKey,
     seen?.metadata?.resourceVersion,
-    () => syncOne(ref, seen, deps, agLog, createEventRecorder(deps, agLog), verdictAsked),
+    () => syncOne(ref, seen, deps, agLog, record, verdictAsked),
     deliverySignal(),
   );
+  if (done !== 'covered' && done.result === 'conflict') return retryLater('conflict');
+  if (owed === 'owed' || record.failed()) return retryLater('event-owed');
   if (done === 'covered') {
     agLog.debug({ decision: 'covered' }, 'synced by a concurrent delivery');
     return handled('covered');
   }
-  return done.result === 'conflict' ? retryLater('conflict') : handled(done.result);
+  return handled(done.result);
 }

@@ -4,11 +4,11 @@
 
 import { controllingPackageSource, verifyOwner } from '../../shared/core/index.js';
 import type { PackageSource } from '../../shared/core/types.js';
-import { createEventRecorder } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
 import type { SurfaceStalledDeps } from './deps.js';
 import { syncOne, syncWith } from './sync-one.js';
+import { owedFirst, tracked } from './owed.js';
 
 const PAGE_SIZE = 500;
 
@@ -26,7 +26,10 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
     token = page.continueToken;
   } while (token !== undefined);
 
-  const record = createEventRecorder(deps, log);
+  // Verdict Events this process owes (a resync whose verdict Event failed answered 503, and this
+  // may be its redelivery): written before the sync (docs/adr/0061).
+  const owed = await owedFirst(null, deps, log);
+  const record = tracked(deps, log);
   let checked = 0;
   let updated = 0;
   let conflicts = 0;
@@ -59,5 +62,6 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
     { checked, updated, conflicts, refused, packageSources: packageSources.size },
     'resync done',
   );
-  return conflicts > 0 ? retryLater('conflict') : handled('resynced');
+  if (conflicts > 0) return retryLater('conflict');
+  return owed === 'owed' || record.failed() ? retryLater('event-owed') : handled('resynced');
 }

@@ -127,9 +127,10 @@ export function createEventRecorder(
       return 'not-reportable'; // a time no Event can carry (outside years 0000..9999)
     }
     // The verdict's two Events (the AG's, the PackageSource's) are written side by side, each
-    // with its own deadline; the AG's result is the answer.
+    // with its own deadline; the AG's result is the answer, unless either failed (then owed).
     const agKey = `${subject.namespace}/${subject.name}`;
     const results = await Promise.all(events.map((e) => write(e, now, agKey)));
+    if (results.includes('failed')) return 'failed';
     return results[0] ?? 'not-reportable';
   };
 }

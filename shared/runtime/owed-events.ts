@@ -40,8 +40,8 @@ export interface OwedEvents {
   /** Nothing is owed for the Event `name`: written (here or found written), or refused (403). */
   settled(name: string): void;
   isSettled(name: string): boolean;
-  /** The Events owed about `agKey`, taken out of memory. */
-  take(agKey: string): OwedEvent[];
+  /** The Events owed about `agKey` (every AG: null), taken out of memory. */
+  take(agKey: string | null): (OwedEvent & { readonly agKey: string })[];
 }
 
 export function createOwedEvents(): OwedEvents {
@@ -67,11 +67,11 @@ export function createOwedEvents(): OwedEvents {
     },
     isSettled: (name) => written.has(name),
     take(agKey) {
-      const out: OwedEvent[] = [];
+      const out: (OwedEvent & { agKey: string })[] = [];
       for (const [name, entry] of owed) {
-        if (entry.agKey !== agKey) continue;
+        if (agKey !== null && entry.agKey !== agKey) continue;
         owed.delete(name);
-        out.push({ event: entry.event, since: entry.since });
+        out.push(entry);
       }
       return out;
     },
@@ -102,12 +102,7 @@ export async function payOwedEvents(
   if (subject === null) return 'clear';
   const agKey = `${subject.namespace}/${subject.name}`;
   const now = deps.clock.now();
-  const due: OwedEvent[] = [];
-  for (const o of deps.owedEvents.take(agKey)) {
-    if (owedEventDue(o.since, now) === 'expired')
-      logDropped(log, o.event, 'expired', now - o.since);
-    else due.push(o);
-  }
+  const due = kept(agKey, deps, log, now);
   const asked = askedStepOnAg(ag, now, deps.config.recovery, askedAttempts);
   if (asked.kind === 'recorded') {
     for (const event of buildEvents(
@@ -119,12 +114,51 @@ export async function payOwedEvents(
       const name = event.metadata.name;
       if (deps.owedEvents.isSettled(name) || due.some((o) => o.event.metadata.name === name))
         continue;
-      due.push({ event, since: asked.stepAt });
+      due.push({ event, since: asked.stepAt, agKey });
     }
   }
+  return writeAll(due, deps, log, now);
+}
+
+/**
+ * Writes the Events this process keeps as owed about the AG `agKey` (every AG: null). For a
+ * function whose steps the AG does not name on its own (surface-stalled's verdict needs the
+ * PackageSource too): what another replica owes, it alone can write.
+ */
+export async function payKeptEvents(
+  agKey: string | null,
+  deps: OwedEventDeps,
+  log: Logger,
+): Promise<OwedSettlement> {
+  const now = deps.clock.now();
+  return writeAll(kept(agKey, deps, log, now), deps, log, now);
+}
+
+/** The kept owed Events of `agKey` still due; the expired ones dropped with a warn line. */
+function kept(
+  agKey: string | null,
+  deps: OwedEventDeps,
+  log: Logger,
+  now: number,
+): (OwedEvent & { agKey: string })[] {
+  const due: (OwedEvent & { agKey: string })[] = [];
+  for (const o of deps.owedEvents.take(agKey)) {
+    if (owedEventDue(o.since, now) === 'expired')
+      logDropped(log, o.event, 'expired', now - o.since);
+    else due.push(o);
+  }
+  return due;
+}
+
+async function writeAll(
+  due: readonly (OwedEvent & { agKey: string })[],
+  deps: OwedEventDeps,
+  log: Logger,
+  now: number,
+): Promise<OwedSettlement> {
   let settlement: OwedSettlement = 'clear';
   for (const o of due) {
-    if ((await writeOwed(o, agKey, deps, log, now)) === 'owed') settlement = 'owed';
+    if ((await writeOwed(o, o.agKey, deps, log, now)) === 'owed') settlement = 'owed';
   }
   return settlement;
 }
@@ -157,6 +191,7 @@ async function writeOwed(
     }
     if (isKubeError(e, 'Forbidden') || isKubeError(e, 'Invalid')) {
       // Our misconfiguration: no redelivery would write it.
+      deps.owedEvents.settled(name);
       log.warn(
         { ...fields, kind: e.kind, statusCode: e.statusCode },
         'owed Kubernetes Event refused',

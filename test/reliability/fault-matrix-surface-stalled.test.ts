@@ -131,11 +131,18 @@ const scenario = (
   state: async (ctx) => normalized(await getPackageSource(ctx.psName, kc), ctx),
   check,
   cleanup,
-  env: () => OWNED_IN_NS,
+  // A verdict's Event that times out is owed (503, docs/adr/0061): on a loaded machine the cells
+  // that fault another call give Events all the time they need.
+  env: () => ({ ...OWNED_IN_NS, EVENT_WRITE_TIMEOUT_MS: '8000' }),
   ...row,
 });
 
-/** The verdict's Event create in `namespace`: best effort, the answer is the verdict's. */
+/**
+ * The verdict's Event create in `namespace`: the verdict is written all the same; a transient
+ * failure leaves the Event owed (docs/adr/0061): 503, and the redelivery writes it (this process
+ * kept it; the redelivery here is another process, which finds the PackageSource in step). A 409 is
+ * the Event found already there. Event writes give up after 1 s here (a 'slow' call is 250 ms).
+ */
 const eventCreate = (call: string, namespace: string): MatrixScenario<Ctx> => ({
   ...scenario(call, {
     write: true,
@@ -143,12 +150,12 @@ const eventCreate = (call: string, namespace: string): MatrixScenario<Ctx> => ({
     target: () => ({
       match: { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace },
     }),
-    expect: () => ({
-      status: 200,
-      why: 'best effort: the verdict is written; a failed Event write never changes the answer',
-    }),
+    expect: (f) =>
+      f.label === '409'
+        ? { status: 200, why: 'AlreadyExists: read, and its series bumped (or created again)' }
+        : redelivered('the verdict is written; its Event is owed, and the redelivery writes it')(f),
   }),
-  env: () => ({ ...OWNED_IN_NS, EVENT_WRITE_TIMEOUT_MS: '300' }),
+  env: () => ({ ...OWNED_IN_NS, EVENT_WRITE_TIMEOUT_MS: '1000' }),
 });
 
 /** The file's matrix over `scenarios`, their cells run together or one at a time. */

@@ -7,17 +7,26 @@
 import { describe, expect, it } from 'vitest';
 import {
   ACTION_FORCE,
+  ACTION_STALLED,
   OWED_EVENT_MAX_AGE_MS,
   REASON_FORCED,
+  REASON_STALLED,
   type ArtifactGenerator,
 } from '../../../shared/core/index.js';
-import { agRefOf, getArtifactGenerator } from '../../support/apiserver.js';
+import {
+  agRefOf,
+  createPackageSource,
+  getArtifactGenerator,
+  makePackageSource,
+  uniqueName,
+} from '../../support/apiserver.js';
+import { marker } from '../../support/conditions.js';
 import { createAgWithStatus, stuckStatus } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { actionEvent, postEvent, type Started } from '../../support/http-events.js';
 import { listEventsAbout, occurrences } from '../../support/kube-events.js';
 import type { FaultRule } from '../../support/kube-proxy.js';
-import { capturingLogger, functionFile } from './suite-kit.js';
+import { capturingLogger, functionFile, trackingAnnotations } from './suite-kit.js';
 
 const { T0, kc, suite } = functionFile('owed-events');
 /** The force's moment: the AG has been stuck since T0, past the suite's grace. */
@@ -215,5 +224,56 @@ describe('a force whose Event write fails: owed, then written exactly once', () 
     }
     // The second delivery's read of the step: refused once by this process, not asked again.
     expect(logs.find('could not write Kubernetes Event')[0]).toMatchObject({ owed: false });
+  });
+});
+
+describe('the verdict whose Events fail: owed by surface-stalled, written by the redelivery', () => {
+  it.each([
+    ["the PackageSource's Event (in default) fails once", 'default'],
+    ["the AG's Event fails once", undefined],
+  ])('%s', async (_l, namespace) => {
+    const name = uniqueName('pks');
+    const ps = await createPackageSource(makePackageSource({ name }), kc);
+    const ag = await createAgWithStatus(
+      kc,
+      { ...stuckStatus(T0), conditions: [marker(T0)] },
+      {
+        name,
+        owner: { name, uid: ps.metadata?.uid ?? '' },
+        annotations: trackingAnnotations(5, T0),
+      },
+    );
+    const ss = await suite.startSurfaceStalled(new SettableClock(T0 + 250_000), {
+      env: { POD_NAME: 'surface-stalled', EVENT_WRITE_TIMEOUT_MS: '300' },
+    });
+    const rule = suite.proxy.addFault({
+      kind: 'status',
+      status: 500,
+      times: 1,
+      match: {
+        clientTag: 'surface-stalled',
+        group: 'events.k8s.io',
+        resource: 'events',
+        verb: 'create',
+        namespace: namespace ?? ag.metadata?.namespace ?? '',
+      },
+    });
+    const event = actionEvent(ACTION_STALLED, ag, 5, T0);
+    try {
+      expect((await postEvent(ss.url, event)).body).toEqual({ result: 'event-owed' });
+      expect(rule.applied).toBe(1);
+    } finally {
+      rule.remove();
+    }
+    expect((await postEvent(ss.url, event)).body).toEqual({ result: 'in-step' });
+    const agEvents = await eventsOf(ag);
+    const psEvents = await listEventsAbout(kc, 'default', { uid: ps.metadata?.uid ?? '', name });
+    expect([...agEvents, ...psEvents].map((e) => `${e.reason} x${occurrences(e)}`)).toEqual([
+      `${REASON_STALLED} x1`,
+      `${REASON_STALLED} x1`,
+    ]);
+    // Nothing more once written.
+    expect((await postEvent(ss.url, event)).body).toEqual({ result: 'in-step' });
+    expect((await eventsOf(ag)).map(occurrences)).toEqual([1]);
   });
 });

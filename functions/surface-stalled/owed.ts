@@ -1,0 +1,43 @@
+// surface-stalled's owed verdict Events (docs/adr/0061-owed-events.md): the process that could not
+// write a verdict's Event keeps it, answers 503, and its redelivery writes it before syncing. The
+// verdict is named by the AG and its PackageSource together, so only the process that kept it
+// writes it (force-drift's forces are also named from the AG alone).
+
+import {
+  createEventRecorder,
+  type EventWriteResult,
+  type RecordEvent,
+} from '../../shared/runtime/event-recorder.js';
+import type { Logger } from '../../shared/runtime/logger.js';
+import { payKeptEvents, type OwedSettlement } from '../../shared/runtime/owed-events.js';
+import type { SurfaceStalledDeps } from './deps.js';
+
+/** Writes the kept owed Events about `agKey` (every AG: null); 'clear' without owed Events. */
+export async function owedFirst(
+  agKey: string | null,
+  deps: SurfaceStalledDeps,
+  log: Logger,
+): Promise<OwedSettlement> {
+  const owedEvents = deps.owedEvents;
+  if (owedEvents === undefined) return 'clear';
+  return payKeptEvents(agKey, { ...deps, owedEvents }, log);
+}
+
+/**
+ * The recorder that keeps owed Events in `deps.owedEvents`, and remembers whether any of its writes
+ * failed and so is owed (never without a memory to keep it in).
+ */
+export function tracked(
+  deps: SurfaceStalledDeps,
+  log: Logger,
+): RecordEvent & { failed(): boolean } {
+  const owing = deps.owedEvents !== undefined;
+  const record = createEventRecorder(deps, log, deps.owedEvents);
+  let failed = false;
+  const wrapped = async (...args: Parameters<RecordEvent>): Promise<EventWriteResult> => {
+    const r = await record(...args);
+    if (r === 'failed' && owing) failed = true;
+    return r;
+  };
+  return Object.assign(wrapped, { failed: () => failed });
+}
