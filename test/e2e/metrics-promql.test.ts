@@ -4,9 +4,11 @@
 // knative/overlays/sender-auth ships it (docs/adr/0056). One AG loses a Ready write once (forced,
 // recovered), one loses them all (five forces, the verdict); the run also provokes refusals: two
 // deliveries posted straight to the functions over real HTTP, one with no token and one with a
-// real token of an identity no function hears, and a tenant's AG naming a platform PackageSource
-// as its controller (docs/adr/0053). The counts read back in PromQL equal the Kubernetes Events of
-// the same run and the refusals provoked, and no other refusal reason appears. The queries are
+// real token of an identity no function hears, a tenant's AG naming a platform PackageSource as
+// its controller (docs/adr/0053), and a PackageSource whose status an operator's admission policy
+// denies until the operator lifts it (the Broker redelivers on the virtual clock, at Knative's
+// schedule). The counts read back in PromQL equal the Kubernetes Events of the same run, the
+// refusals provoked and the denials the API server answered; no other refusal reason appears. The queries are
 // the rules' and the dashboard's (test/support/monitoring-queries.ts): every one is evaluated.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +18,14 @@ import { actionEvent, agResourceEvent } from '../support/http-events.js';
 import { listEventsAbout, occurrences } from '../support/kube-events.js';
 import { startPrometheus, type PrometheusRoom, type Sample } from '../harness/prometheus/index.js';
 import { E2E_QUERIES, type E2eQuery } from '../support/monitoring-queries.js';
-import { createForgedOwnerAg, deliverDirectly, intruderToken } from './refusals.js';
+import {
+  createForgedOwnerAg,
+  createFrozenPair,
+  deliverDirectly,
+  installFreezePolicy,
+  intruderToken,
+  unfreeze,
+} from './refusals.js';
 import {
   MINUTE,
   createPair,
@@ -28,12 +37,14 @@ import {
 } from './scenario-kit.js';
 
 let prometheus: PrometheusRoom;
+let removeFreezePolicy: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   prometheus = await startPrometheus();
 }, 90_000);
 
 afterAll(async () => {
+  await removeFreezePolicy?.();
   await prometheus?.stop();
 });
 
@@ -62,6 +73,8 @@ describe('e2e: the recovery in PromQL', () => {
     const auth = senderAuthSystem();
     const system = await startSystem({
       ...auth,
+      // Redeliveries wait on the virtual clock: a denied write is retried only as time moves.
+      broker: { retryOn: 'clock' },
       env: {
         ...auth.env,
         OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: prometheus.otlpMetricsUrl,
@@ -92,11 +105,33 @@ describe('e2e: the recovery in PromQL', () => {
       ['force-drift', 403, { error: 'sender not allowed' }],
     ]);
 
+    // An operator's policy denies every status write to a frozen PackageSource: surface-stalled's
+    // first Ready for a healthy AG is denied (500, redelivered) until the freeze is lifted.
+    removeFreezePolicy = await installFreezePolicy();
+    const frozen = await createFrozenPair(once.ref.namespace);
+    const denials = () =>
+      system.proxy
+        .callsMatching({
+          clientTag: 'surface-stalled',
+          resource: 'packagesources',
+          subresource: 'status',
+          name: frozen.name,
+        })
+        .filter((c) => c.status === 403);
+    await system.runUntil(() => denials().length > 0, {
+      maxVirtualMs: MINUTE,
+      what: "the frozen PackageSource's status write denied",
+    });
+    await unfreeze(frozen.name);
+    const frozenReady = () =>
+      system.progress.packageSourceVersions(frozen.name).some((v) => v.status === 'True');
+
     await system.runUntil(
       () =>
         system.progress.of(once.key).recoveries.length > 0 &&
-        system.progress.of(always.key).stalledAt !== null,
-      { maxVirtualMs: 14 * MINUTE, what: 'a recovery and SourceWatcherStalled' },
+        system.progress.of(always.key).stalledAt !== null &&
+        frozenReady(),
+      { maxVirtualMs: 14 * MINUTE, what: 'a recovery, SourceWatcherStalled and the frozen Ready' },
     );
     await system.advance(MINUTE);
     await system.stop(); // the functions shut down: their last flush
@@ -137,20 +172,25 @@ describe('e2e: the recovery in PromQL', () => {
     expect(buckets['+Inf'] ?? 0).toBe(signalled);
     expect(buckets['3'] ?? 0).toBe(signalled);
 
-    // The refusals: the two deliveries provoked, both as unauthenticated, and every forged-owner
-    // refusal surface-stalled reported with an Event on the tenant's AG; no other reason, no
-    // other function. No delivery the Broker made was refused.
+    // The refusals: the two deliveries provoked, both as unauthenticated; every forged-owner
+    // refusal surface-stalled reported with an Event on the tenant's AG; every write of the frozen
+    // PackageSource the API server denied (the redelivery after the freeze went through); no
+    // other reason, no other function. No delivery the Broker made was refused.
     const brokerRefused = system.knative.broker.deliveries.filter(
       (d) => d.status === 401 || d.status === 403,
     );
     expect(brokerRefused).toEqual([]);
     const ownerRefusedEvents = await eventCount(forged.ref, 'PackageSourceOwnerRefused');
     expect(ownerRefusedEvents).toBeGreaterThanOrEqual(1);
+    const denied = denials();
+    expect(denied.length).toBeGreaterThanOrEqual(1);
+    expect(denied.every((c) => c.upstreamStatus === 403)).toBe(true);
     const refusals = byLabels(await vector('refusalsByReason'), 'function', 'reason');
     expect(refusals).toEqual({
       'detect unauthenticated': 1,
       'force-drift unauthenticated': 1,
       'surface-stalled forged-owner': ownerRefusedEvents,
+      'surface-stalled policy-denied': denied.length,
     });
 
     // Every query the dashboard may show from this check was evaluated against the room.
@@ -162,6 +202,7 @@ describe('e2e: the recovery in PromQL', () => {
       lostWriteObserved: buckets['+Inf'] ?? 0,
       refusedUnauthenticated: unauthenticated.length,
       refusedForgedOwner: ownerRefusedEvents,
+      refusedPolicyDenied: denied.length,
       deliverySeries: deliveries.length,
     });
   });
