@@ -168,6 +168,8 @@ describe('e2e: the recovery in PromQL', () => {
     const signalled = stalls
       .filter((s) => s.labels['how'] === 'lost-write')
       .reduce((n, s) => n + s.value, 0);
+    // Both stalls leave the signal (early detection is on by default): two first forces.
+    expect(signalled).toBe(2);
     const buckets = byLabels(await vector('lostWriteToForceBuckets'), 'le');
     expect(buckets['+Inf'] ?? 0).toBe(signalled);
     expect(buckets['3'] ?? 0).toBe(signalled);
