@@ -22,7 +22,7 @@ import (
 func main() {
 	asJSON := flag.Bool("json", false, "print the report as one JSON object")
 	flag.Parse()
-	report := Report{Services: []Finding{}}
+	report := Report{Services: []Finding{}, Unreadable: []Finding{}}
 	inputs := flag.Args()
 	if len(inputs) == 0 {
 		inputs = []string{"-"}
