@@ -6,7 +6,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { stringify } from 'yaml';
 import { REPO_ROOT, type K8sObject } from './manifests.js';
 
 export const KNATIVE_VALIDATE = path.join(
@@ -58,9 +57,12 @@ export function knativeValidateText(text: string): KnativeReport {
   return { ...report, status: r.status };
 }
 
-/** Runs knative-validate on objects (as one multi-document YAML text). */
+/**
+ * Runs knative-validate on objects, each a JSON document of one YAML stream: JSON says exactly
+ * which values are strings (a plain `off` in YAML would be a boolean to Go's YAML 1.1 reader).
+ */
 export function knativeValidate(objects: readonly K8sObject[]): KnativeReport {
-  return knativeValidateText(objects.map((o) => stringify(o)).join('---\n'));
+  return knativeValidateText(objects.map((o) => JSON.stringify(o)).join('\n---\n'));
 }
 
 /** Every error of a report, each with the Service it is about (or the document it is in). */
