@@ -11,7 +11,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -54,9 +53,5 @@ func readInput(name string) ([]byte, error) {
 	if name == "-" {
 		return io.ReadAll(os.Stdin)
 	}
-	text, err := os.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	return bytes.Clone(text), nil
+	return os.ReadFile(name)
 }
