@@ -14,9 +14,13 @@ export default defineConfig({
           name: 'unit',
           sequence: { groupOrder: 0 },
           include: ['test/unit/**/*.test.ts'],
-          // The alert rules' tests run promtool, the chart tests helm (each built from its Go
-          // module on first use).
-          globalSetup: ['test/setup/prometheus-global-setup.ts', 'test/setup/helm-global-setup.ts'],
+          // The alert rules' tests run promtool, the chart tests helm, the Knative webhook test
+          // knative-validate (each built from its Go module on first use).
+          globalSetup: [
+            'test/setup/prometheus-global-setup.ts',
+            'test/setup/helm-global-setup.ts',
+            'test/setup/knative-validate-global-setup.ts',
+          ],
           hookTimeout: 1_800_000,
         },
       },

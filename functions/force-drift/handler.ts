@@ -1,7 +1,7 @@
 // force-drift: the only writer of AG recovery state. The event is a hint: it re-reads the AG,
 // re-decides with the core, and writes with resourceVersion preconditions (docs/adr/0008).
 
-import { ACTION_CLEAR_TRACKING, ACTION_FORCE, type ActionData } from '../../shared/core/events.js';
+import { ACTION_CLEAR_TRACKING, ACTION_FORCE } from '../../shared/core/events.js';
 import { parseActionData } from '../../shared/core/parse.js';
 import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
 import {
@@ -9,8 +9,6 @@ import {
   forcedStep,
   historyCouldHelp,
   NO_SIGNALS,
-  parseTime,
-  readTracking,
   recoveredStep,
   resumedStep,
   askedForceState,
@@ -33,6 +31,7 @@ import {
 } from '../../shared/runtime/outcome.js';
 import { readLostWriteSignal, type HistoryReading } from '../../shared/runtime/ag-history.js';
 import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
+import { observeLostWriteToForce } from './lost-write-metric.js';
 import { clearTracking, forceAttempt, resumeForce, type StepResult } from './writes.js';
 
 /** Re-read and re-decide at most this many times when a precondition fails. */
@@ -183,25 +182,6 @@ async function act(
     case 'ignore':
       return decision.why === 'deleting' ? 'deleting' : 'nothing-to-do';
   }
-}
-
-/**
- * A first force that the verified lost-write signal opened: the seconds from when detect saw the
- * lost write (the signalled event's decidedAt) to this claim (docs/adr/0059). A decidedAt that is
- * unreadable or ahead of this clock by more than the skew allowed records nothing.
- */
-function observeLostWriteToForce(
-  ag: ArtifactGenerator,
-  signals: Signals,
-  data: ActionData,
-  deps: ForceDriftRuntime,
-): void {
-  if (deps.metrics === undefined || !signals.lostWrite || data.attempts !== 0) return;
-  const now = deps.clock.now();
-  if (readTracking(ag, now, deps.config.recovery).attempts !== 0) return;
-  const seenAt = parseTime(data.decidedAt);
-  if (seenAt === null || seenAt - now > deps.config.recovery.clockSkewMs) return;
-  deps.metrics.lostWriteToForce(Math.max(0, now - seenAt) / 1000);
 }
 
 const UNSIGNALLED: HistoryReading = Object.freeze({ signals: NO_SIGNALS });

@@ -71,7 +71,7 @@ export interface FunctionConfig {
   readonly deliveryDeadlineMs: number;
   /** Kubernetes Events of the recovery steps (docs/adr/0033). */
   readonly events: {
-    /** reportingInstance: POD_NAME (downward API), else HOSTNAME, else K_REVISION. */
+    /** reportingInstance: POD_NAME, else HOSTNAME (the pod's name in a Knative pod), else K_REVISION. */
     readonly reportingInstance: string;
     /** Deadline of each Event request; Events are best effort. */
     readonly writeTimeoutMs: number;

@@ -4,6 +4,8 @@
 // deps; `noopMetrics` when no OTLP endpoint is configured (no export, no SDK loaded, no cost).
 // The OpenTelemetry implementation lives in metrics-otel.ts and is imported only when exporting.
 
+import type { KubeErrorKind } from '../kube/errors.js';
+
 /** How a stall was found: the lost-write signal (early detection) or the time rule. */
 export type StallHow = 'lost-write' | 'time-rule';
 
@@ -99,15 +101,13 @@ export function degradedCauseLabel(cause: string): string {
   return DEGRADED_CAUSES.has(cause) ? cause : 'other';
 }
 
-/** Error classes that become labels; anything else is "other". */
-const ERROR_CLASSES = new Set([
+/** Error classes that become labels: the typed Kubernetes errors' kinds; anything else is "other". */
+const ERROR_CLASSES: ReadonlySet<string> = new Set<KubeErrorKind>([
   'NotFound',
   'Conflict',
   'Invalid',
   'Forbidden',
-  'Unauthorized',
   'Transient',
-  'Timeout',
 ]);
 
 export function errorClassLabel(errorClass: string): string {

@@ -32,7 +32,7 @@ export async function podman(...args: string[]): Promise<string> {
 export interface ContainerSpec {
   command: string[];
   envFrom?: { configMapRef?: { name: string } }[];
-  env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  env?: { name: string; value?: string; valueFrom?: unknown }[];
   securityContext?: {
     runAsUser?: number;
     runAsGroup?: number;
@@ -108,10 +108,12 @@ export function runArgs(service: ServiceSpec, o: RunOptions): string[] {
     Object.assign(env, o.config);
   }
   for (const e of service.container.env ?? []) {
+    // No valueFrom: a default Knative install refuses the downward API (docs/adr/0066).
     if (e.value !== undefined) env[e.name] = e.value;
-    else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = o.containerName;
     else throw new Error(`Service ${service.name}: env ${e.name} from an unsupported source`);
   }
+  // The container runtime gives a pod's container its pod name as HOSTNAME (reportingInstance).
+  env['HOSTNAME'] = o.containerName;
   // Knative sets PORT to the containerPort; on the host network each container needs its own.
   env['PORT'] = String(o.port);
   Object.assign(env, o.env);

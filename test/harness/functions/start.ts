@@ -212,8 +212,9 @@ async function startReplica(
 ): Promise<FunctionReplica> {
   const config = loadConfig({
     KUBE_REQUEST_TIMEOUT_MS: '5000',
-    // The pod name Knative's downward API would give (reportingInstance of our Events).
-    POD_NAME: `${name}-${index}`,
+    // The pod's name, which the container runtime gives a pod as HOSTNAME (reportingInstance of
+    // our Events; the Services set no POD_NAME: Knative refuses fieldRef by default, ADR 66).
+    HOSTNAME: `${name}-${index}`,
     // Knative Serving sets K_SERVICE to the Service's name (it names the OIDC audience).
     K_SERVICE: name,
     // The namespace the pod runs in (the ServiceAccount namespace file in a real pod).

@@ -3,46 +3,20 @@
 // overlay of it that a user would write: object by object, with the real Helm (test/helm/build.sh,
 // helm.sh/helm/v3 v3.22.0). The chart is generated from the renders (`npm run chart`); the
 // committed one must be what the generator writes now, so a change to knative/ without a
-// re-generation fails here.
+// re-generation fails here. The rows of settings: chart-rows.ts.
 
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { CHART_DIR, generateChart, staleFiles } from '../../chart/generate.js';
 import { helmTemplate, runHelm } from '../../support/helm.js';
-import {
-  groupOf,
-  loadKustomizationResources,
-  renderKustomize,
-  REPO_ROOT,
-  type K8sObject,
-} from '../../support/manifests.js';
-import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE } from './renders.js';
+import { renderKustomize, type K8sObject } from '../../support/manifests.js';
+import { CHART_ROWS, healObjects, keyOf } from './chart-rows.js';
+import { BASE, CLUSTER_SCOPED } from './renders.js';
 
-const SENDER_AUTH = 'knative/overlays/sender-auth';
-const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
 const temp = mkdtempSync(path.join(os.tmpdir(), 'swr-chart-test-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
-
-/** An overlay of one entry point, as a user would write it: `kubectl kustomize` of it. */
-function overlay(name: string, of: string, extra: Record<string, unknown>): K8sObject[] {
-  const dir = path.join(temp, name);
-  const k = {
-    apiVersion: 'kustomize.config.k8s.io/v1beta1',
-    kind: 'Kustomization',
-    resources: [path.relative(dir, path.join(REPO_ROOT, of))],
-    ...extra,
-  };
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'kustomization.yaml'), stringify(k));
-  return renderKustomize(dir);
-}
-
-const keyOf = (o: K8sObject) =>
-  `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 /** Objects by key; cluster-scoped kinds without the namespace a `namespace:` overlay gives them. */
 function byKey(objects: readonly K8sObject[]): Map<string, K8sObject> {
@@ -57,126 +31,10 @@ function byKey(objects: readonly K8sObject[]): Map<string, K8sObject> {
   return out;
 }
 
-const healObjects = new Set(
-  loadKustomizationResources('knative/components/heal-external-artifacts').map(keyOf),
-);
-
-interface Row {
-  name: string;
-  values: Record<string, unknown>;
-  kustomize: () => K8sObject[];
-}
-
-const ROWS: Row[] = [
-  { name: 'defaults = knative/', values: {}, kustomize: () => renderKustomize(BASE) },
-  {
-    name: 'mode observe = overlays/observe',
-    values: { mode: 'observe' },
-    kustomize: () => renderKustomize(OBSERVE),
-  },
-  {
-    name: 'surface-stalled off = overlays/flux-only',
-    values: { functions: { surfaceStalled: false } },
-    kustomize: () => renderKustomize(FLUX_ONLY),
-  },
-  {
-    name: 'sender-auth = overlays/sender-auth',
-    values: { senderAuth: { enabled: true } },
-    kustomize: () => renderKustomize(SENDER_AUTH),
-  },
-  {
-    name: 'another namespace = knative/ with namespace:',
-    values: { namespace: { name: 'cozy-source-watcher-recovery' } },
-    kustomize: () => overlay('ns', BASE, { namespace: 'cozy-source-watcher-recovery' }),
-  },
-  {
-    name: 'values-cozystack.yaml = knative/ with namespace: cozy-source-watcher-recovery',
-    values: parse(readFileSync(path.join(CHART_DIR, 'values-cozystack.yaml'), 'utf8')) as Record<
-      string,
-      unknown
-    >,
-    kustomize: () => overlay('cozystack', BASE, { namespace: 'cozy-source-watcher-recovery' }),
-  },
-  {
-    name: 'observe in another namespace = overlays/observe with namespace:',
-    values: { mode: 'observe', namespace: { name: 'cozy-swr' } },
-    kustomize: () => overlay('observe-ns', OBSERVE, { namespace: 'cozy-swr' }),
-  },
-  {
-    name: 'flux-only in another namespace = overlays/flux-only with namespace:',
-    values: { functions: { surfaceStalled: false }, namespace: { name: 'flux-recovery' } },
-    kustomize: () => overlay('flux-ns', FLUX_ONLY, { namespace: 'flux-recovery' }),
-  },
-  {
-    name: 'image by digest = knative/ with images: digest',
-    values: { image: { repository: 'registry.example.com/you/swr', digest: DIGEST } },
-    kustomize: () =>
-      overlay('digest', BASE, {
-        images: [
-          {
-            name: 'ghcr.io/cozystack/source-watcher-recovery',
-            newName: 'registry.example.com/you/swr',
-            digest: DIGEST,
-          },
-        ],
-      }),
-  },
-  {
-    name: 'image tag = knative/ with images: newTag',
-    values: { image: { tag: '0.2.0-rc.1' } },
-    kustomize: () =>
-      overlay('tag', BASE, {
-        images: [{ name: 'ghcr.io/cozystack/source-watcher-recovery', newTag: '0.2.0-rc.1' }],
-      }),
-  },
-  {
-    name: 'configuration = knative/ with a recovery-config patch',
-    values: {
-      config: { RECOVERY_GRACE_PERIOD: '5m', RECOVERY_MAX_ATTEMPTS: 7, LOG_LEVEL: 'debug' },
-    },
-    kustomize: () =>
-      overlay('config', BASE, {
-        patches: [
-          {
-            patch: stringify({
-              apiVersion: 'v1',
-              kind: 'ConfigMap',
-              metadata: { name: 'recovery-config', namespace: 'source-watcher-recovery' },
-              data: { RECOVERY_GRACE_PERIOD: '5m', RECOVERY_MAX_ATTEMPTS: '7', LOG_LEVEL: 'debug' },
-            }),
-          },
-        ],
-      }),
-  },
-  {
-    name: 'namespace made elsewhere = knative/ without its Namespace',
-    values: { namespace: { create: false } },
-    kustomize: () =>
-      overlay('no-ns', BASE, {
-        patches: [
-          {
-            patch: stringify({
-              $patch: 'delete',
-              apiVersion: 'v1',
-              kind: 'Namespace',
-              metadata: { name: 'source-watcher-recovery' },
-            }),
-          },
-        ],
-      }),
-  },
-  {
-    // No entry point leaves heal-external-artifacts out: knative/ less the component's own objects.
-    name: 'heal-external-artifacts off = knative/ less components/heal-external-artifacts',
-    values: { functions: { healExternalArtifacts: false } },
-    kustomize: () => renderKustomize(BASE).filter((o) => !healObjects.has(keyOf(o))),
-  },
-];
-
 describe('the chart renders what kustomize renders', () => {
-  it.each(ROWS)('$name', ({ values, kustomize }) => {
+  it.each(CHART_ROWS)('$name', ({ values, kustomize }) => {
     const chart = byKey(helmTemplate(CHART_DIR, values));
-    const expected = byKey(kustomize());
+    const expected = byKey(kustomize(temp));
     expect([...chart.keys()].sort()).toEqual([...expected.keys()].sort());
     for (const [key, object] of expected) expect(chart.get(key), key).toEqual(object);
   });

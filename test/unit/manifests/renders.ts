@@ -1,6 +1,13 @@
 // The renders of knative/ the manifest tests read: the base and its overlays.
 
-import { findRecoveryConfig, renderKustomize, type K8sObject } from '../../support/manifests.js';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import {
+  findRecoveryConfig,
+  KNATIVE_DIR,
+  renderKustomize,
+  type K8sObject,
+} from '../../support/manifests.js';
 
 export const BASE = 'knative';
 export const OBSERVE = 'knative/overlays/observe';
@@ -9,6 +16,14 @@ export const FLUX_ONLY = 'knative/overlays/flux-only';
 export const OFF = 'knative/overlays/off';
 /** Every render that is shipped: the base and its overlays. */
 export const RENDERS = [BASE, OBSERVE, FLUX_ONLY, OFF];
+/** Every kustomize entry point: the base and each directory of knative/overlays/, read from disk. */
+export const ENTRY_POINTS = [
+  BASE,
+  ...readdirSync(path.join(KNATIVE_DIR, 'overlays'))
+    .filter((d) => statSync(path.join(KNATIVE_DIR, 'overlays', d)).isDirectory())
+    .sort()
+    .map((d) => `knative/overlays/${d}`),
+];
 /** The renders whose sources and Triggers deliver events: all but OFF. */
 export const WIRED = [BASE, OBSERVE, FLUX_ONLY];
 

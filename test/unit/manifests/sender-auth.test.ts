@@ -94,6 +94,28 @@ describe('knative/overlays/sender-auth', () => {
   });
 
   it.each(['detect', 'force-drift', 'surface-stalled', 'heal-external-artifacts'])(
+    "%s is the base's Service plus RECOVERY_AUTH_SENDERS (its own env kept)",
+    (name) => {
+      const svc = structuredClone(findObject(objects, 'Service', name, 'serving.knative.dev'));
+      const base = findObject(renderKustomize(BASE), 'Service', name, 'serving.knative.dev');
+      type Env = { name: string }[];
+      const c = (o: K8sObject) =>
+        (o.spec as { template: { spec: { containers: { env?: Env; envFrom?: unknown }[] } } })
+          .template.spec.containers[0]!;
+      const env = c(svc).env ?? [];
+      expect(env.map((e) => e.name)).toEqual([
+        ...(c(base).env ?? []).map((e) => e.name),
+        'RECOVERY_AUTH_SENDERS',
+      ]);
+      // What remains differs only by the name of the recovery-config it reads (its data differ).
+      c(svc).env = env.filter((e) => e.name !== 'RECOVERY_AUTH_SENDERS');
+      if (c(svc).env?.length === 0) delete c(svc).env;
+      c(svc).envFrom = c(base).envFrom;
+      expect(svc).toEqual(base);
+    },
+  );
+
+  it.each(['detect', 'force-drift', 'surface-stalled', 'heal-external-artifacts'])(
     '%s hears exactly its own Triggers, for the audience they request',
     (name) => {
       const svc = services.find((s) => s.metadata.name === name);

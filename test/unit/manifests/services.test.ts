@@ -145,12 +145,13 @@ describe.each(SERVICES)('%s: Service %s', (render, name) => {
     expect(c.envFrom?.map((e) => e.configMapRef?.name)).toEqual([config.metadata.name]);
   });
 
-  it('the functions that write Events get their pod name from the downward API (ADR 33)', () => {
+  it('takes nothing from the downward API: a default Knative install refuses fieldRef (ADR 66)', () => {
+    // kubernetes.podspec-fieldref is off by default; the Events' reportingInstance is HOSTNAME,
+    // which the container runtime sets to the pod's name (ADR 33).
     const env = container(service(render, name)).env ?? [];
-    const podName = env.find((e) => e.name === 'POD_NAME')?.valueFrom?.fieldRef?.fieldPath;
-    const emits =
-      name === 'force-drift' || name === 'surface-stalled' || name === 'heal-external-artifacts';
-    expect(podName).toBe(emits ? 'metadata.name' : undefined);
+    expect(env.filter((e) => e.valueFrom !== undefined).map((e) => e.name)).toEqual([]);
+    const config = loadPodConfig({ HOSTNAME: `${name}-00001-deployment-7d9f-abcde` });
+    expect(config.events.reportingInstance).toBe(`${name}-00001-deployment-7d9f-abcde`);
   });
 
   it('has liveness and readiness probes on the health paths (no foreign port)', () => {
