@@ -17,7 +17,7 @@ export function createApp(deps: ForceDriftDeps, opts: AppOptions = {}): Express 
     notices: createHistoryNotices(deps.metrics),
     previousVersions: createPreviousVersions(deps.kube),
     warnOnce: createWarnOnce(),
-    owedEvents: createOwedEvents(),
+    owedEvents: createOwedEvents(deps.metrics),
   };
   return createFunctionApp({
     logger: deps.logger,

@@ -11,7 +11,7 @@ import { createOwedEvents } from '../../shared/runtime/owed-events.js';
 export function createApp(deps: SurfaceStalledDeps, opts: AppOptions = {}): Express {
   const runtime: SurfaceStalledDeps = {
     ...deps,
-    owedEvents: deps.owedEvents ?? createOwedEvents(),
+    owedEvents: deps.owedEvents ?? createOwedEvents(deps.metrics),
   };
   return createFunctionApp({
     logger: deps.logger,

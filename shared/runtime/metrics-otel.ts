@@ -71,6 +71,9 @@ export function createOtelMetrics(fn: string, cfg: MetricsExportConfig, logger: 
   const deliveries = meter.createCounter(`${p}.deliveries`, {
     description: 'CloudEvent deliveries handled, by function and outcome',
   });
+  const owedEvents = meter.createCounter(`${p}.owed_events`, {
+    description: 'Kubernetes Events that could not be written at first, by what became of them',
+  });
   const lostWriteToForce = meter.createHistogram(`${p}.lost_write_to_force.duration`, {
     description: 'From the lost write to the first force written for it',
     unit: 's',
@@ -132,6 +135,7 @@ export function createOtelMetrics(fn: string, cfg: MetricsExportConfig, logger: 
     earlyDetectionDegraded: (cause) => degraded.add(1, { cause: degradedCauseLabel(cause) }),
     apiError: (errorClass) => apiErrors.add(1, { ...fnLabel, class: errorClassLabel(errorClass) }),
     delivery: (outcome) => deliveries.add(1, { ...fnLabel, outcome }),
+    owedEvent: (outcome) => owedEvents.add(1, { ...fnLabel, outcome }),
     flush,
     shutdown: async () => {
       await exportNow();

@@ -15,6 +15,13 @@ export type RefusalReason = 'forged-owner' | 'unauthenticated' | 'policy-denied'
 /** What a stall ended in. */
 export type StallOutcome = 'recovered' | 'stalled';
 
+/**
+ * What became of a Kubernetes Event that could not be written (docs/adr/0061): `owed` when its
+ * write first failed, `written` when a later delivery wrote it (or found it written), `dropped`
+ * when it was given up (too old, or beyond the process's bound).
+ */
+export type OwedEventOutcome = 'owed' | 'written' | 'dropped';
+
 /** A delivery's outcome, from the HTTP status the function answered. */
 export type DeliveryOutcome = 'ok' | 'retry' | 'rejected' | 'dead-letter';
 
@@ -44,6 +51,8 @@ export interface Metrics {
   apiError(errorClass: string): void;
   /** A delivery ended with `outcome` (the function's name is the resource's service.name). */
   delivery(outcome: DeliveryOutcome): void;
+  /** An owed Kubernetes Event's fate (force-drift, surface-stalled). */
+  owedEvent(outcome: OwedEventOutcome): void;
   /**
    * Export what was recorded, soon (a delivery ended: within a second, one export for every
    * delivery ending meanwhile); resolves when sent or failed, never throws.
@@ -68,6 +77,7 @@ export const noopMetrics: Metrics = {
   earlyDetectionDegraded: nothing,
   apiError: nothing,
   delivery: nothing,
+  owedEvent: nothing,
   flush: resolved,
   shutdown: resolved,
 };

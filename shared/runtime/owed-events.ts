@@ -22,6 +22,7 @@ import type { Clock } from './clock.js';
 import type { FunctionConfig } from './env.js';
 import { subjectOf } from './event-recorder.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 
 /** Owed Events kept by a process at the most; the oldest is dropped (with a warn line) beyond. */
 export const OWED_EVENTS_MAX = 256;
@@ -35,8 +36,11 @@ export interface OwedEvent {
 }
 
 export interface OwedEvents {
-  /** The Event about the AG `agKey` (namespace/name) could not be written. */
-  owe(agKey: string, owed: OwedEvent, log: Logger): void;
+  /**
+   * The Event about the AG `agKey` (namespace/name) could not be written; `again` when it was owed
+   * already (a later try failed too).
+   */
+  owe(agKey: string, owed: OwedEvent, log: Logger, again?: boolean): void;
   /** Nothing is owed for the Event `name`: written (here or found written), or refused (403). */
   settled(name: string): void;
   isSettled(name: string): boolean;
@@ -44,19 +48,22 @@ export interface OwedEvents {
   take(agKey: string | null): (OwedEvent & { readonly agKey: string })[];
 }
 
-export function createOwedEvents(): OwedEvents {
+/** Drops, when the process keeps more than it may, count in `metrics` (`dropped`). */
+export function createOwedEvents(metrics?: Metrics): OwedEvents {
   // Insertion order is age order: the first key is the oldest.
   const owed = new Map<string, OwedEvent & { agKey: string }>();
   const written = new Set<string>();
   return {
-    owe(agKey, o, log) {
+    owe(agKey, o, log, again = false) {
       const name = o.event.metadata.name;
+      if (!again) metrics?.owedEvent('owed');
       owed.delete(name);
       owed.set(name, { ...o, agKey });
       while (owed.size > OWED_EVENTS_MAX) {
         const [oldest, entry] = owed.entries().next().value as [string, OwedEvent];
         owed.delete(oldest);
         logDropped(log, entry.event, 'capacity', 0);
+        metrics?.owedEvent('dropped');
       }
     },
     settled(name) {
@@ -83,6 +90,7 @@ export interface OwedEventDeps {
   readonly clock: Clock;
   readonly config: Pick<FunctionConfig, 'events' | 'recovery'>;
   readonly owedEvents: OwedEvents;
+  readonly metrics?: Metrics;
 }
 
 /** `owed`: an Event is still owed after this delivery (a redelivery should try again). */
@@ -143,9 +151,10 @@ function kept(
 ): (OwedEvent & { agKey: string })[] {
   const due: (OwedEvent & { agKey: string })[] = [];
   for (const o of deps.owedEvents.take(agKey)) {
-    if (owedEventDue(o.since, now) === 'expired')
+    if (owedEventDue(o.since, now) === 'expired') {
       logDropped(log, o.event, 'expired', now - o.since);
-    else due.push(o);
+      deps.metrics?.owedEvent('dropped');
+    } else due.push(o);
   }
   return due;
 }
@@ -180,12 +189,14 @@ async function writeOwed(
   try {
     await deps.kube.createEvent(o.event, { timeoutMs: deps.config.events.writeTimeoutMs });
     deps.owedEvents.settled(name);
+    deps.metrics?.owedEvent('written');
     log.info(fields, 'owed Kubernetes Event written');
     return 'clear';
   } catch (e) {
     if (isKubeError(e, 'Conflict')) {
       // AlreadyExists: written before (by us, another replica, or a write whose answer was lost).
       deps.owedEvents.settled(name);
+      deps.metrics?.owedEvent('written');
       log.debug(fields, 'owed Kubernetes Event already written');
       return 'clear';
     }
@@ -198,7 +209,7 @@ async function writeOwed(
       );
       return 'clear';
     }
-    deps.owedEvents.owe(agKey, o, log);
+    deps.owedEvents.owe(agKey, o, log, true);
     log.debug(
       { ...fields, kind: isKubeError(e) ? e.kind : 'Unexpected' },
       'owed Kubernetes Event not written yet',

@@ -16,6 +16,7 @@ import { createLogger } from '../../../shared/runtime/logger.js';
 import type {
   DeliveryOutcome,
   Metrics,
+  OwedEventOutcome,
   RefusalReason,
   StallHow,
 } from '../../../shared/runtime/metrics.js';
@@ -36,6 +37,7 @@ const OUTCOMES: Record<DeliveryOutcome, true> = {
   rejected: true,
   'dead-letter': true,
 };
+const OWED: Record<OwedEventOutcome, true> = { owed: true, written: true, dropped: true };
 const GAPS: Record<HistoryGap, true> = {
   compacted: true,
   'not-comparable': true,
@@ -68,6 +70,7 @@ const RECORD: Record<Exclude<keyof Metrics, 'flush' | 'shutdown'>, (m: Metrics) 
     [...keys(GAPS), 'a cause no one listed'].forEach((c) => m.earlyDetectionDegraded(c)),
   apiError: (m) => [...keys(KINDS), 'Weird'].forEach((k) => m.apiError(k)),
   delivery: (m) => keys(OUTCOMES).forEach((o) => m.delivery(o)),
+  owedEvent: (m) => keys(OWED).forEach((o) => m.owedEvent(o)),
 };
 
 interface Attribute {

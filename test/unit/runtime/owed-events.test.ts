@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildEvent, forcedStep } from '../../../shared/core/index.js';
 import { createLogger } from '../../../shared/runtime/logger.js';
+import { noopMetrics, type OwedEventOutcome } from '../../../shared/runtime/metrics.js';
 import {
   createOwedEvents,
   OWED_EVENTS_MAX,
@@ -76,5 +77,16 @@ describe('createOwedEvents', () => {
     expect(owed.isSettled('e-0')).toBe(false);
     expect(owed.isSettled('e-1')).toBe(true);
     expect(owed.isSettled(`e-${WRITTEN_EVENTS_MAX}`)).toBe(true);
+  });
+
+  it('counts each Event owed once (a later failure is not a new one), and each drop', () => {
+    const { log } = logged();
+    const seen: OwedEventOutcome[] = [];
+    const owed = createOwedEvents({ ...noopMetrics, owedEvent: (o) => seen.push(o) });
+    owed.owe('ns/a', owedOf('a', 1), log);
+    owed.owe('ns/a', owedOf('a', 1), log, true);
+    for (let i = 0; i < OWED_EVENTS_MAX; i++) owed.owe(`ns/b-${i}`, owedOf(`b-${i}`, i), log);
+    expect(seen.filter((o) => o === 'owed')).toHaveLength(1 + OWED_EVENTS_MAX);
+    expect(seen.filter((o) => o === 'dropped')).toHaveLength(1);
   });
 });
