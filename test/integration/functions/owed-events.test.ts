@@ -31,8 +31,8 @@ import { capturingLogger, functionFile, trackingAnnotations } from './suite-kit.
 const { T0, kc, suite } = functionFile('owed-events');
 /** The force's moment: the AG has been stuck since T0, past the suite's grace. */
 const AT = T0 + 31_000;
-/** Event writes give up fast here (the product default is 2 s). */
-const ENV = { POD_NAME: 'force-drift-a', EVENT_WRITE_TIMEOUT_MS: '300' };
+/** Event writes give up sooner here (the product default is 2 s), with room for a loaded machine. */
+const ENV = { POD_NAME: 'force-drift-a', EVENT_WRITE_TIMEOUT_MS: '1500' };
 
 const eventsOf = (ag: ArtifactGenerator) =>
   listEventsAbout(kc, ag.metadata?.namespace ?? '', {
@@ -244,7 +244,7 @@ describe('the verdict whose Events fail: owed by surface-stalled, written by the
       },
     );
     const ss = await suite.startSurfaceStalled(new SettableClock(T0 + 250_000), {
-      env: { POD_NAME: 'surface-stalled', EVENT_WRITE_TIMEOUT_MS: '300' },
+      env: { POD_NAME: 'surface-stalled', EVENT_WRITE_TIMEOUT_MS: '1500' },
     });
     const rule = suite.proxy.addFault({
       kind: 'status',
