@@ -45,7 +45,7 @@ export function valuesYaml(
       { namespace: { name: 'source-watcher-recovery', create: true } },
     ),
     block(
-      'enforce: the functions recover AGs and write PackageSources. observe: they decide and report,\nwrite nothing, and their RBAC drops the write verbs (knative/overlays/observe).',
+      "enforce: the functions recover AGs and write PackageSources. observe: they decide and report,\nwrite nothing, and their RBAC drops the write verbs (knative/overlays/observe). off: the install\nstays but has no event sources and no Triggers, so nothing runs (knative/overlays/off); quote it\nin YAML ('off'), which would otherwise read it as false.",
       { mode: 'enforce' },
     ),
     block(

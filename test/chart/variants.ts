@@ -1,8 +1,10 @@
 // The settings the chart offers that change which objects knative/ renders, and one kustomize
 // render per combination of them. Each combination is a kustomization written to a temporary
 // directory, assembled from the shipped entry points only (knative/, overlays/observe,
-// overlays/flux-only, overlays/sender-auth), so the chart follows them when they change:
+// overlays/off, overlays/flux-only, overlays/sender-auth), so the chart follows them when they
+// change:
 //   observe                overlays/observe's own fields (patches, generators, …)
+//   off                    overlays/off's own fields (never with observe: both are the mode)
 //   surfaceStalled=false   without what overlays/flux-only leaves out (cozystack/)
 //   healExternalArtifacts=false  without components/heal-external-artifacts
 //   senderAuth             with the components overlays/sender-auth adds
@@ -23,13 +25,20 @@ import {
   type K8sObject,
 } from '../support/manifests.js';
 
-export const FLAGS = ['observe', 'surfaceStalled', 'healExternalArtifacts', 'senderAuth'] as const;
+export const FLAGS = [
+  'observe',
+  'off',
+  'surfaceStalled',
+  'healExternalArtifacts',
+  'senderAuth',
+] as const;
 export type Flag = (typeof FLAGS)[number];
 export type Settings = Readonly<Record<Flag, boolean>>;
 
 /** What `knative/` is: the chart's defaults. */
 export const DEFAULT_SETTINGS: Settings = {
   observe: false,
+  off: false,
   surfaceStalled: true,
   healExternalArtifacts: true,
   senderAuth: false,
@@ -93,7 +102,7 @@ function ownFields(source: Source): Record<string, unknown> {
   return out;
 }
 
-/** Every combination of the flags, the defaults first. */
+/** Every combination of the flags that the values can say, the defaults first. */
 export function allSettings(): Settings[] {
   const out: Settings[] = [];
   for (let bits = 0; bits < 1 << FLAGS.length; bits++) {
@@ -103,21 +112,26 @@ export function allSettings(): Settings[] {
         ((bits >> i) & 1) === 1 ? !DEFAULT_SETTINGS[flag] : DEFAULT_SETTINGS[flag],
       ]),
     ) as Settings;
-    out.push(s);
+    // observe and off are two values of one `mode`.
+    if (!(s.observe && s.off)) out.push(s);
   }
   return out;
 }
 
 /**
  * The kustomization (as YAML) that renders one combination, for a directory `at`: knative/'s, or
- * overlays/observe's with all its own fields; without what overlays/flux-only leaves out of
+ * overlays/observe's or overlays/off's with all its own fields; without what overlays/flux-only leaves out of
  * knative/'s resources (cozystack/) when surface-stalled is off; with the components
  * overlays/sender-auth adds to knative/'s, in its order, when sender-auth is on; without
  * components/heal-external-artifacts when that is off.
  */
 export function kustomizationFor(settings: Settings, at: string): string {
   const base = readKustomization('.');
-  const host = settings.observe ? readKustomization('overlays/observe') : base;
+  const host = settings.observe
+    ? readKustomization('overlays/observe')
+    : settings.off
+      ? readKustomization('overlays/off')
+      : base;
   const cozystackOnly = new Set(entries(base, 'resources'));
   for (const r of entries(readKustomization('overlays/flux-only'), 'resources'))
     cozystackOnly.delete(r);

@@ -19,7 +19,7 @@ import {
   REPO_ROOT,
   type K8sObject,
 } from '../../support/manifests.js';
-import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE } from './renders.js';
+import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE, OFF } from './renders.js';
 
 const SENDER_AUTH = 'knative/overlays/sender-auth';
 const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
@@ -73,6 +73,16 @@ const ROWS: Row[] = [
     name: 'mode observe = overlays/observe',
     values: { mode: 'observe' },
     kustomize: () => renderKustomize(OBSERVE),
+  },
+  {
+    name: 'mode off = overlays/off',
+    values: { mode: 'off' },
+    kustomize: () => renderKustomize(OFF),
+  },
+  {
+    name: 'off in another namespace = overlays/off with namespace:',
+    values: { mode: 'off', namespace: { name: 'cozy-swr' } },
+    kustomize: () => overlay('off-ns', OFF, { namespace: 'cozy-swr' }),
   },
   {
     name: 'surface-stalled off = overlays/flux-only',
@@ -190,6 +200,8 @@ describe('the chart renders what kustomize renders', () => {
 describe('bad values: a clear error and no render', () => {
   it.each([
     ['mode act', { mode: 'act' }, /mode/],
+    // YAML 1.1 reads an unquoted off as false.
+    ['mode off unquoted (false)', { mode: false }, /mode/],
     [
       'config sets RECOVERY_MODE',
       { config: { RECOVERY_MODE: 'observe' } },

@@ -14,8 +14,9 @@
 {{- if not $f.senderAuth }}{{- $_ := set $data "RECOVERY_AUTH" "off" }}
 {{- else }}{{- $_ := set $data "RECOVERY_AUTH" "oidc" }}
 {{- end }}
-{{- if not $f.observe }}{{- $_ := set $data "RECOVERY_MODE" "enforce" }}
-{{- else }}{{- $_ := set $data "RECOVERY_MODE" "observe" }}
+{{- if and (not $f.observe) (not $f.off) }}{{- $_ := set $data "RECOVERY_MODE" "enforce" }}
+{{- else if $f.observe }}{{- $_ := set $data "RECOVERY_MODE" "observe" }}
+{{- else }}{{- $_ := set $data "RECOVERY_MODE" "off" }}
 {{- end }}
 {{- toJson $data }}
 {{- end }}

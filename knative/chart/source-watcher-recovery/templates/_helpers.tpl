@@ -6,13 +6,14 @@ Hand-written helpers of the generated chart (docs/adr/0065). The other templates
 {{- /* The flags the generated templates branch on, as JSON: {"observe": bool, ...}. */}}
 {{- define "swr.flags" -}}
 {{- $mode := .Values.mode | toString | lower }}
-{{- if not (has $mode (list "enforce" "observe")) }}
-{{- fail (printf "mode: %q is not one of enforce, observe" .Values.mode) }}
+{{- if not (has $mode (list "enforce" "observe" "off")) }}
+{{- fail (printf "mode: %q is not one of enforce, observe, off (quote off in YAML: 'off')" .Values.mode) }}
 {{- end }}
 {{- $functions := .Values.functions | default dict }}
 {{- $senderAuth := .Values.senderAuth | default dict }}
 {{- toJson (dict
   "observe" (eq $mode "observe")
+  "off" (eq $mode "off")
   "surfaceStalled" (ne (toString $functions.surfaceStalled) "false")
   "healExternalArtifacts" (ne (toString $functions.healExternalArtifacts) "false")
   "senderAuth" (eq (toString $senderAuth.enabled) "true")) }}
