@@ -53,6 +53,10 @@ export function valuesYaml(
       { functions: { surfaceStalled: true, healExternalArtifacts: true } },
     ),
     block(
+      'A scoped install (knative/overlays/scoped, docs/adr/0055): detect, force-drift and the AG\nsource confined to these namespaces (RoleBindings there instead of ClusterRoleBindings). Empty:\ncluster-wide. Scoped leaves out surface-stalled and heal-external-artifacts, whatever functions\nsays.',
+      { scope: { namespaces: [] } },
+    ),
+    block(
       "Sender authentication (knative/components/sender-auth, docs/adr/0056): only once Knative\nEventing's authentication-oidc feature is on.",
       { senderAuth: { enabled: false } },
     ),

@@ -8,10 +8,13 @@
 //   surfaceStalled=false   without what overlays/flux-only leaves out (cozystack/)
 //   healExternalArtifacts=false  without components/heal-external-artifacts
 //   senderAuth             with the components overlays/sender-auth adds
+//   scoped                 overlays/scoped's own fields and grants, for one namespace SCOPE_TOKEN
+//                          (only with surfaceStalled and healExternalArtifacts off, as the
+//                          overlay is); the templates repeat the grants per listed namespace
 // Every render also sets `namespace:` to a placeholder (NAMESPACE_TOKEN), which the templates
 // replace with the chart's namespace value (docs/adr/0065).
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -20,6 +23,7 @@ const YAML_OPTIONS = { lineWidth: 0, version: '1.1' } as const;
 import { execFileSync } from 'node:child_process';
 import {
   KNATIVE_DIR,
+  RECOVERY_NAMESPACE,
   kubectlBinary,
   parseManifests,
   type K8sObject,
@@ -31,6 +35,7 @@ export const FLAGS = [
   'surfaceStalled',
   'healExternalArtifacts',
   'senderAuth',
+  'scoped',
 ] as const;
 export type Flag = (typeof FLAGS)[number];
 export type Settings = Readonly<Record<Flag, boolean>>;
@@ -42,10 +47,14 @@ export const DEFAULT_SETTINGS: Settings = {
   surfaceStalled: true,
   healExternalArtifacts: true,
   senderAuth: false,
+  scoped: false,
 };
 
 /** The namespace every variant is rendered into; the templates put the chart's value there. */
 export const NAMESPACE_TOKEN = 'swrchartnamespace';
+/** The one watched namespace of a scoped render; the templates put each listed namespace there. */
+export const SCOPE_TOKEN = 'swrchartscope';
+const SCOPED_DIR = 'overlays/scoped';
 
 const HEAL_COMPONENT = path.join(KNATIVE_DIR, 'components', 'heal-external-artifacts');
 
@@ -112,8 +121,11 @@ export function allSettings(): Settings[] {
         ((bits >> i) & 1) === 1 ? !DEFAULT_SETTINGS[flag] : DEFAULT_SETTINGS[flag],
       ]),
     ) as Settings;
-    // observe and off are two values of one `mode`.
-    if (!(s.observe && s.off)) out.push(s);
+    // observe and off are two values of one `mode`; a scoped install has neither surface-stalled
+    // nor heal-external-artifacts (knative/overlays/scoped).
+    if (s.observe && s.off) continue;
+    if (s.scoped && (s.surfaceStalled || s.healExternalArtifacts)) continue;
+    out.push(s);
   }
   return out;
 }
@@ -148,10 +160,15 @@ export function kustomizationFor(settings: Settings, at: string): string {
       : [...hostComponents]
   ).filter((c) => settings.healExternalArtifacts || c !== HEAL_COMPONENT);
   const rel = (p: string) => path.relative(at, p);
+  const own = ownFields(host);
+  const scope = settings.scoped ? scopedParts() : undefined;
+  if (scope !== undefined) {
+    own.patches = [...((own.patches as unknown[] | undefined) ?? []), ...scope.patches];
+  }
   const k: Record<string, unknown> = {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
-    ...ownFields(host),
+    ...own,
     namespace: NAMESPACE_TOKEN,
     resources: resources.map(rel),
     components: components.map(rel),
@@ -159,23 +176,89 @@ export function kustomizationFor(settings: Settings, at: string): string {
   return stringify(k, YAML_OPTIONS);
 }
 
+/**
+ * overlays/scoped for the chart: its patches with its namespace list (the names of its
+ * namespaces/ resources) put as the one SCOPE_TOKEN (its grants are rendered in SCOPE_TOKEN by
+ * writeScope). Fails when the list is not where it was.
+ */
+function scopedParts(): { patches: unknown[] } {
+  const scoped = readKustomization(SCOPED_DIR);
+  const listed = entries(scoped, 'resources').filter((r) =>
+    r.includes(`${path.sep}namespaces${path.sep}`),
+  );
+  const names = listed.map((r) => path.basename(r));
+  if (names.length === 0) throw new Error(`${SCOPED_DIR}: no namespaces/ resources`);
+  const lists = [names.join(','), `[${names.join(', ')}]`];
+  const patches = ((ownFields(scoped).patches as Record<string, unknown>[] | undefined) ?? []).map(
+    (p) => {
+      if (typeof p.patch !== 'string') return p;
+      let text = p.patch;
+      for (const l of lists)
+        text = text.replaceAll(l, l.startsWith('[') ? `[${SCOPE_TOKEN}]` : SCOPE_TOKEN);
+      return { ...p, patch: text };
+    },
+  );
+  const text = JSON.stringify(patches);
+  if (
+    !text.includes(`"RECOVERY_NAMESPACES: ${SCOPE_TOKEN}`) &&
+    !text.includes(`RECOVERY_NAMESPACES: ${SCOPE_TOKEN}`)
+  ) {
+    throw new Error(`${SCOPED_DIR}: RECOVERY_NAMESPACES is not the list of its namespaces/`);
+  }
+  if (!text.includes(`[${SCOPE_TOKEN}]`)) {
+    throw new Error(
+      `${SCOPED_DIR}: the ApiServerSource's values are not the list of its namespaces/`,
+    );
+  }
+  return { patches };
+}
+
+/** The kustomization of the scoped render's one watched namespace (in `dir`/scope). */
+function writeScope(dir: string): void {
+  const scope = path.join(dir, 'scope');
+  mkdirSync(scope, { recursive: true });
+  const grants = path.join(KNATIVE_DIR, SCOPED_DIR, 'grants');
+  writeFileSync(
+    path.join(scope, 'kustomization.yaml'),
+    stringify({ namespace: SCOPE_TOKEN, resources: [path.relative(scope, grants)] }, YAML_OPTIONS),
+  );
+}
+
 /** `kubectl kustomize` of one combination. */
 export function renderSettings(settings: Settings): K8sObject[] {
   const dir = mkdtempSync(path.join(tmpdir(), 'swr-chart-'));
   try {
     writeFileSync(path.join(dir, 'kustomization.yaml'), kustomizationFor(settings, dir));
-    const out = execFileSync(
-      kubectlBinary(),
-      ['kustomize', '--load-restrictor=LoadRestrictionsNone', dir],
-      {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'pipe'],
-        timeout: 60_000,
-        maxBuffer: 16 * 1024 * 1024,
-      },
+    const what = `kustomize of the chart variant ${JSON.stringify(settings)}`;
+    const objects = parseManifests(kustomize(dir), what);
+    if (!settings.scoped) return objects;
+    // The grants on their own: the variant's `namespace:` would move them to the install
+    // namespace. Their subjects are the install's ServiceAccounts.
+    writeScope(dir);
+    const grants = parseManifests(kustomize(path.join(dir, 'scope')), what).map(
+      (o) =>
+        JSON.parse(
+          JSON.stringify(o).replaceAll(
+            `"namespace":"${RECOVERY_NAMESPACE}"`,
+            `"namespace":"${NAMESPACE_TOKEN}"`,
+          ),
+        ) as K8sObject,
     );
-    return parseManifests(out, `kustomize of the chart variant ${JSON.stringify(settings)}`);
+    return [...objects, ...grants];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function kustomize(dir: string): string {
+  return execFileSync(
+    kubectlBinary(),
+    ['kustomize', '--load-restrictor=LoadRestrictionsNone', dir],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 60_000,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
 }

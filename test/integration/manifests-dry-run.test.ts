@@ -206,6 +206,8 @@ describe('the Helm chart passes server-side dry-run against the real API server'
       'sender-auth in another namespace',
       { senderAuth: { enabled: true }, namespace: { name: 'default' } },
     ],
+    ['mode off', { mode: 'off' }],
+    ['scoped, observe', { mode: 'observe', scope: { namespaces: ['cozy-system', 'flux-apps'] } }],
   ])('%s: every rendered object is accepted', async (_name, values) => {
     const objects = helmTemplate(CHART_DIR, values);
     expect(objects.length).toBeGreaterThan(10);

@@ -22,6 +22,7 @@ import {
 import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE, OFF } from './renders.js';
 
 const SENDER_AUTH = 'knative/overlays/sender-auth';
+const SCOPED = 'knative/overlays/scoped';
 const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
 const temp = mkdtempSync(path.join(os.tmpdir(), 'swr-chart-test-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -83,6 +84,12 @@ const ROWS: Row[] = [
     name: 'off in another namespace = overlays/off with namespace:',
     values: { mode: 'off', namespace: { name: 'cozy-swr' } },
     kustomize: () => overlay('off-ns', OFF, { namespace: 'cozy-swr' }),
+  },
+  {
+    // The overlay's list (cozy-system, flux-apps); scoped leaves out surface-stalled and heal.
+    name: 'scope.namespaces = overlays/scoped',
+    values: { scope: { namespaces: ['cozy-system', 'flux-apps'] } },
+    kustomize: () => renderKustomize(SCOPED),
   },
   {
     name: 'surface-stalled off = overlays/flux-only',
@@ -191,6 +198,30 @@ describe('the chart renders what kustomize renders', () => {
     for (const [key, object] of expected) expect(chart.get(key), key).toEqual(object);
   });
 
+  it('scope.namespaces of your own: the grants, RECOVERY_NAMESPACES and the source follow it', () => {
+    const objects = helmTemplate(CHART_DIR, {
+      scope: { namespaces: ['team-a', 'team-b', 'team-c'] },
+      mode: 'observe',
+    });
+    const bindings = objects.filter(
+      (o) => o.kind === 'RoleBinding' && o.metadata.namespace !== 'source-watcher-recovery',
+    );
+    expect(new Set(bindings.map((o) => o.metadata.namespace))).toEqual(
+      new Set(['team-a', 'team-b', 'team-c']),
+    );
+    expect(bindings).toHaveLength(9);
+    const config = objects.find((o) => o.kind === 'ConfigMap') as K8sObject;
+    expect((config.data as Record<string, string>).RECOVERY_NAMESPACES).toBe(
+      'team-a,team-b,team-c',
+    );
+    expect((config.data as Record<string, string>).RECOVERY_MODE).toBe('observe');
+    const source = objects.find((o) => o.kind === 'ApiServerSource') as K8sObject;
+    expect(JSON.stringify(source.spec)).toContain('"values":["team-a","team-b","team-c"]');
+    expect(
+      objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name),
+    ).not.toContain('source-watcher-recovery-detect');
+  });
+
   it('the heal-external-artifacts row removes objects (its table is not empty)', () => {
     expect(healObjects.size).toBeGreaterThan(5);
     expect(renderKustomize(BASE).some((o) => healObjects.has(keyOf(o)))).toBe(true);
@@ -217,6 +248,21 @@ describe('bad values: a clear error and no render', () => {
     ['namespace all digits', { namespace: { name: '123' } }, /all digits/],
     ['digest not sha256', { image: { digest: 'sha256:abc' } }, /digest/],
     ['unknown value', { functions: { detect: false } }, /detect/],
+    [
+      'scope namespace not a DNS label',
+      { scope: { namespaces: ['Flux_Apps'] } },
+      /scope\.namespaces: "Flux_Apps" is not a namespace name/,
+    ],
+    [
+      'scope namespace twice',
+      { scope: { namespaces: ['a', 'a'] } },
+      /scope\.namespaces: a namespace is listed twice/,
+    ],
+    [
+      'config sets RECOVERY_NAMESPACES',
+      { config: { RECOVERY_NAMESPACES: 'a' } },
+      /config\.RECOVERY_NAMESPACES cannot be set/,
+    ],
   ])('%s', (_name, values, message) => {
     const r = runHelm(['template', 'swr', CHART_DIR], values);
     expect(r.status).not.toBe(0);
