@@ -16,7 +16,8 @@ export interface SenderAuthConfig {
   /**
    * TokenReview usernames allowed to send (the Triggers' OIDC ServiceAccounts,
    * system:serviceaccount:<ns>:<name>); a trailing `*` matches any suffix, as in an EventPolicy's
-   * `sub`. Empty: any token the API server authenticates for the audience.
+   * `sub`. Empty: any token the API server authenticates for the audience. Always full usernames:
+   * a bare ServiceAccount name in RECOVERY_AUTH_SENDERS is qualified with the install namespace.
    */
   readonly allowedSenders: readonly string[];
   /**
@@ -33,6 +34,14 @@ export const ENV_AUTH_SINK_TOKEN_FILE = 'RECOVERY_AUTH_SINK_TOKEN_FILE';
 /** Where Eventing's SinkBinding mounts the sink's OIDC token (sources/v1 SinkBinding). */
 export const DEFAULT_SINK_TOKEN_FILE = '/oidc/token';
 
+/** A ServiceAccount name (DNS-1123 subdomain), with an optional trailing `*` pattern. */
+const SERVICE_ACCOUNT_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$|^[a-z0-9][-a-z0-9.]{0,251}\*$/;
+
+/** The TokenReview username of ServiceAccount `name` (or pattern) in `namespace`. */
+export function inNamespace(namespace: string, name: string): string {
+  return `system:serviceaccount:${namespace}:${name}`;
+}
+
 /** The audience group/kind of a Knative Service, as Eventing formats an Addressable's audience. */
 export const KNATIVE_SERVICE_AUDIENCE_PREFIX = 'serving.knative.dev/service';
 
@@ -44,8 +53,10 @@ export function knativeServiceAudience(namespace: string, service: string): stri
 /**
  * RECOVERY_AUTH (off|oidc, default off), RECOVERY_AUTH_AUDIENCE (default: the Knative Service's
  * audience from K_SERVICE, which Knative Serving sets, and the install namespace) and
- * RECOVERY_AUTH_SENDERS (comma-separated usernames). Problems are returned, not thrown, so the
- * loader reports every bad variable at once.
+ * RECOVERY_AUTH_SENDERS (comma-separated: a bare ServiceAccount name is one in the install
+ * namespace, `system:serviceaccount:<namespace>:<name>`, so the shipped list names no namespace
+ * and follows the install where it moves, docs/adr/0068; a full username, with a `:`, is taken as
+ * it is). Problems are returned, not thrown, so the loader reports every bad variable at once.
  */
 export function parseSenderAuthConfig(
   env: Readonly<Record<string, string | undefined>>,
@@ -77,17 +88,22 @@ export function parseSenderAuthConfig(
     );
   }
 
-  const allowedSenders = (text(ENV_AUTH_SENDERS) ?? '')
+  const listed = (text(ENV_AUTH_SENDERS) ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  for (const s of allowedSenders) {
+  for (const s of listed) {
     if (s.length > 320 || /\s/.test(s) || s.slice(0, -1).includes('*') || s === '*') {
       problems.push(
         `${ENV_AUTH_SENDERS}: "${s.slice(0, 60)}" is not a username (a trailing * is the only pattern; * alone would allow anyone)`,
       );
+    } else if (!s.includes(':') && !SERVICE_ACCOUNT_NAME.test(s)) {
+      problems.push(
+        `${ENV_AUTH_SENDERS}: "${s.slice(0, 60)}" is neither a username nor a ServiceAccount name (DNS-1123 subdomain)`,
+      );
     }
   }
+  const allowedSenders = listed.map((s) => (s.includes(':') ? s : inNamespace(namespace, s)));
   const tokenFile = text(ENV_AUTH_SINK_TOKEN_FILE) ?? DEFAULT_SINK_TOKEN_FILE;
   if (!tokenFile.startsWith('/')) {
     problems.push(

@@ -5,6 +5,9 @@
 //   NAMESPACE_TOKEN -> {{ $ns }}      (the namespace value)
 //   IMAGE_TOKEN     -> {{ $image }}   (image repository and digest or tag)
 //   CONFIG_TOKEN    -> {{ $config }}  (recovery-config's name, when kustomize hashes it)
+//   SCOPE_TOKEN     -> each of {{ $scope }} (the scoped install's namespaces): an object in it is
+//                      repeated per namespace, a list item of it becomes the list, a ConfigMap
+//                      value of it the list joined by commas
 // docs/adr/0065.
 
 import { stringify } from 'yaml';
@@ -13,7 +16,7 @@ const YAML_OPTIONS = { lineWidth: 0, version: '1.1' } as const;
 import { groupOf, type K8sObject } from '../support/manifests.js';
 import { CLUSTER_SCOPED } from '../unit/manifests/renders.js';
 import { conditionFor } from './conditions.js';
-import { NAMESPACE_TOKEN, type Settings } from './variants.js';
+import { NAMESPACE_TOKEN, SCOPE_TOKEN, type Settings } from './variants.js';
 
 export const IMAGE_TOKEN = 'swrchartimage';
 export const CONFIG_TOKEN = 'swrchartconfigname';
@@ -53,7 +56,8 @@ const PRELUDE =
   '{{- $f := include "swr.flags" . | fromJson }}\n' +
   '{{- $ns := include "swr.namespace" . }}\n' +
   '{{- $image := include "swr.image" . }}\n' +
-  '{{- $config := include "swr.configName" . }}\n';
+  '{{- $config := include "swr.configName" . }}\n' +
+  '{{- $scope := include "swr.scope" . | fromJsonArray }}\n';
 
 const isConfig = (o: K8sObject) =>
   o.kind === 'ConfigMap' && (o.metadata.name === CONFIG_NAME || HASHED.test(o.metadata.name));
@@ -92,15 +96,28 @@ function normalize(variant: Variant, image: string): { config: K8sObject; others
 const objectKey = (o: K8sObject) =>
   `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
-function templateText(yamlText: string): string {
+function templateText(yamlText: string, inScope = false): string {
   if (yamlText.includes('{{') || yamlText.includes('}}')) {
     throw new Error('a rendered object holds "{{" or "}}": the generator would need to escape it');
   }
-  return yamlText
+  const text = yamlText
     .replaceAll(NAMESPACE_TOKEN, '{{ $ns }}')
     .replaceAll(IMAGE_TOKEN, '{{ $image }}')
-    .replaceAll(CONFIG_TOKEN, '{{ $config }}');
+    .replaceAll(CONFIG_TOKEN, '{{ $config }}')
+    .replace(
+      new RegExp(`^( *)- ${SCOPE_TOKEN}\n`, 'gm'),
+      '{{- range $scope }}\n$1- {{ . }}\n{{- end }}\n',
+    );
+  const scoped = inScope ? text.replaceAll(SCOPE_TOKEN, '{{ $scopeNs }}') : text;
+  if (scoped.includes(SCOPE_TOKEN)) {
+    throw new Error(`${SCOPE_TOKEN} in a place the generator does not template`);
+  }
+  return scoped;
 }
+
+/** An object of the scoped install's watched namespace: once per listed namespace. */
+const perScopeNamespace = (body: string) =>
+  `{{- range $scopeNs := $scope }}\n---\n${body}{{- end }}\n`;
 
 /** `{{- if C1 }} a {{- else if C2 }} b {{- end }}` for an object's renderings. */
 function chain(
@@ -117,7 +134,7 @@ function chain(
     if (extra !== undefined) cond = cond === undefined ? extra : `and ${extra} (${cond})`;
     if (i === 0) out += cond === undefined ? '' : `{{- if ${cond} }}\n`;
     else out += cond === undefined ? '{{- else }}\n' : `{{- else if ${cond} }}\n`;
-    out += `---\n${body}`;
+    out += body.startsWith('{{- range $scopeNs') ? body : `---\n${body}`;
   });
   const opened = out.startsWith('{{- if');
   return opened ? `${out}{{- end }}\n` : out;
@@ -131,7 +148,9 @@ function objectTemplates(normalized: ReadonlyArray<{ settings: Settings; others:
       const key = objectKey(o);
       const entry = byKey.get(key) ?? { kind: o.kind, versions: new Map() };
       byKey.set(key, entry);
-      const body = templateText(stringify(o, YAML_OPTIONS));
+      const inScope = o.metadata.namespace === SCOPE_TOKEN;
+      const text = templateText(stringify(o, YAML_OPTIONS), inScope);
+      const body = inScope ? perScopeNamespace(text) : text;
       entry.versions.set(body, [...(entry.versions.get(body) ?? []), settings]);
     }
   }
@@ -158,6 +177,8 @@ function configTemplate(config: K8sObject): string {
 }
 
 const quote = (s: string) => JSON.stringify(s);
+/** A ConfigMap value as a template expression: the scope token is the namespace list. */
+const valueOf = (v: string) => (v === SCOPE_TOKEN ? '(join "," $scope)' : quote(v));
 
 /** The data keys that differ between combinations: the chart sets them from its flags. */
 function configHelpers(
@@ -170,11 +191,13 @@ function configHelpers(
   const keys = [...new Set(normalized.flatMap((n) => Object.keys(data(n.config))))];
   const varying = keys.filter((k) => new Set(normalized.map((n) => data(n.config)[k])).size > 1);
   const reserved = new Map(derived);
-  for (const k of varying) reserved.set(k, 'the chart sets it from mode, functions or senderAuth');
+  for (const k of varying) {
+    reserved.set(k, 'the chart sets it from mode, functions, senderAuth or scope');
+  }
   let sets = '';
   for (const key of [...derived.keys()].filter((k) => !varying.includes(k))) {
     const value = data(normalized[0]?.config as K8sObject)[key];
-    if (value !== undefined) sets += `{{- $_ := set $data ${quote(key)} ${quote(value)} }}\n`;
+    if (value !== undefined) sets += `{{- $_ := set $data ${quote(key)} ${valueOf(value)} }}\n`;
   }
   for (const key of varying) {
     const versions = new Map<string, Settings[]>();
@@ -189,7 +212,7 @@ function configHelpers(
       const open = last
         ? 'else'
         : `${i === 0 ? 'if' : 'else if'} ${conditionFor(members, all) ?? 'true'}`;
-      sets += `{{- ${open} }}{{- $_ := set $data ${quote(key)} ${quote(value)} }}\n`;
+      sets += `{{- ${open} }}{{- $_ := set $data ${quote(key)} ${valueOf(value)} }}\n`;
     });
     if (versions.size > 0) sets += '{{- end }}\n';
   }
@@ -203,6 +226,7 @@ function configHelpers(
     HEADER +
     '{{- define "swr.configData" -}}\n' +
     '{{- $f := include "swr.flags" . | fromJson }}\n' +
+    '{{- $scope := include "swr.scope" . | fromJsonArray }}\n' +
     `{{- $reserved := dict ${reservedList} }}\n` +
     '{{- $data := dict }}\n' +
     '{{- range $k, $v := .Values.config }}\n' +

@@ -45,12 +45,16 @@ export function valuesYaml(
       { namespace: { name: 'source-watcher-recovery', create: true } },
     ),
     block(
-      'enforce: the functions recover AGs and write PackageSources. observe: they decide and report,\nwrite nothing, and their RBAC drops the write verbs (knative/overlays/observe).',
+      "enforce: the functions recover AGs and write PackageSources. observe: they decide and report,\nwrite nothing, and their RBAC drops the write verbs (knative/overlays/observe). off: the install\nstays but has no event sources and no Triggers, so nothing runs (knative/overlays/off); quote it\nin YAML ('off'), which would otherwise read it as false.",
       { mode: 'enforce' },
     ),
     block(
       'Which optional functions are installed. surfaceStalled false is knative/overlays/flux-only (no\nCozystack); healExternalArtifacts false leaves out knative/components/heal-external-artifacts.',
       { functions: { surfaceStalled: true, healExternalArtifacts: true } },
+    ),
+    block(
+      'A scoped install (knative/overlays/scoped, docs/adr/0055): detect, force-drift and the AG\nsource confined to these namespaces (RoleBindings there instead of ClusterRoleBindings). Empty:\ncluster-wide. Scoped leaves out surface-stalled and heal-external-artifacts, whatever functions\nsays.',
+      { scope: { namespaces: [] } },
     ),
     block(
       "Sender authentication (knative/components/sender-auth, docs/adr/0056): only once Knative\nEventing's authentication-oidc feature is on.",

@@ -5,11 +5,14 @@
 // under the time rule is forced by the follow-up alarm detect creates in the moved namespace (the
 // detect-alarm Trigger matches it by its recoverytimer extension, whatever the namespace), the
 // resync PingSource of the moved namespace reaches detect and surface-stalled, and nothing is
-// written in the default namespace.
+// written in the default namespace. With sender authentication on (the sender-auth overlay moved
+// the same way, docs/adr/0068), a function of the moved install hears its own Triggers' identities
+// in the moved namespace and refuses the same Triggers of the default namespace (real TokenRequest
+// tokens, checked by the function's TokenReview as its moved ServiceAccount).
 
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TIMER_ALARM, TIMER_EXTENSION, TIMER_RESYNC } from '../../shared/core/events.js';
+import { PING, TIMER_ALARM, TIMER_EXTENSION, TIMER_RESYNC } from '../../shared/core/events.js';
 import { toKnativeManifests } from '../harness/knative/manifests.js';
 import { pingEventSource } from '../harness/knative/ping-scheduler.js';
 import { deleteAlarm, readAlarm } from '../harness/system/world.js';
@@ -20,7 +23,18 @@ import {
   type ServiceAccountName,
   type ServiceAccountTokens,
 } from '../setup/cluster-rbac.js';
-import { RECOVERY_NAMESPACE, renderKustomize, type K8sObject } from '../support/manifests.js';
+import { knativeServiceAudience } from '../../shared/core/sender-auth.js';
+import { SettableClock, startFunction } from '../harness/functions.js';
+import { OidcTokenProvider, type OidcSender } from '../harness/knative/index.js';
+import { TRIGGER_GK } from '../harness/knative/oidc-identity.js';
+import { cloudEvent, type Answer } from '../support/http-events.js';
+import { withToken } from '../support/identities.js';
+import {
+  findRecoveryConfig,
+  RECOVERY_NAMESPACE,
+  renderKustomize,
+  type K8sObject,
+} from '../support/manifests.js';
 import {
   MINUTE,
   agReady,
@@ -40,6 +54,8 @@ const MOVED = 'cozy-source-watcher-recovery';
 const bindingName = (name: string): string => `${name}-moved`;
 
 const rendered = renderKustomize(RELOCATED);
+/** The same room with sender authentication: the sender-auth overlay moved by `namespace:` alone. */
+const RELOCATED_SENDER_AUTH = 'test/relocated/sender-auth';
 let tokens: ServiceAccountTokens;
 const created: K8sObject[] = [];
 
@@ -126,5 +142,80 @@ describe('e2e: an install moved to another namespace by `namespace:` alone', () 
       alarmDeliveries: alarms.length,
       firstForceAfterStall: seconds((p.forces[0]?.claimedAt ?? NaN) - (p.stalls[0] ?? NaN)),
     });
+  });
+});
+
+/** A Service's container env in a render. */
+function serviceEnv(objects: readonly K8sObject[], name: string): Record<string, string> {
+  const svc = objects.find(
+    (o) =>
+      o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1' && o.metadata.name === name,
+  ) as unknown as {
+    spec: { template: { spec: { containers: { env?: { name: string; value: string }[] }[] } } };
+  };
+  const env = svc.spec.template.spec.containers[0]?.env ?? [];
+  return Object.fromEntries(env.map((e) => [e.name, e.value]));
+}
+
+/** A resync ping as the moved resync PingSource sends it, with `token` (when given). */
+async function postPing(url: string, token: string): Promise<Answer> {
+  const { HTTP } = await import('cloudevents');
+  const message = HTTP.binary(
+    cloudEvent({
+      type: PING,
+      source: pingEventSource(MOVED, 'resync'),
+      data: { purpose: 'resync' },
+      extensions: { [TIMER_EXTENSION]: TIMER_RESYNC },
+    }),
+  );
+  const headers = {
+    ...(message.headers as Record<string, string>),
+    authorization: `Bearer ${token}`,
+  };
+  const res = await fetch(url, { method: 'POST', headers, body: String(message.body) });
+  return {
+    status: res.status,
+    body: JSON.parse(await res.text()) as unknown,
+    headers: res.headers,
+  };
+}
+
+describe('e2e: the moved install with sender authentication on', () => {
+  it("hears its own Triggers' identities in the moved namespace, refuses the default namespace's", async () => {
+    const senderAuth = renderKustomize(RELOCATED_SENDER_AUTH);
+    const env: Record<string, string> = {
+      ...findRecoveryConfig(senderAuth).data,
+      ...serviceEnv(senderAuth, 'surface-stalled'),
+      K_SERVICE: 'surface-stalled',
+      POD_NAMESPACE: MOVED,
+      LOG_LEVEL: 'silent',
+    };
+    expect(env.RECOVERY_AUTH).toBe('oidc');
+    const fn = await startFunction({
+      fn: 'surface-stalled',
+      kubeConfig: withToken(kc, tokens['surface-stalled']),
+      clock: new SettableClock(Date.parse('2026-01-01T00:00:00Z')),
+      env,
+    });
+    try {
+      const audience = knativeServiceAudience(MOVED, 'surface-stalled');
+      expect(fn.config.auth.audience).toBe(audience);
+      const resync: OidcSender = {
+        group: TRIGGER_GK[0],
+        kind: TRIGGER_GK[1],
+        name: 'surface-stalled-resync',
+      };
+      // Eventing's identity of the Trigger in each namespace (made as Eventing makes it).
+      const moved = new OidcTokenProvider({ kubeConfig: kc, namespace: MOVED });
+      const stale = new OidcTokenProvider({ kubeConfig: kc, namespace: RECOVERY_NAMESPACE });
+
+      const own = await postPing(fn.url, await moved.tokenFor(resync, audience));
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+      const old = await postPing(fn.url, await stale.tokenFor(resync, audience));
+      expect(old).toMatchObject({ status: 403, body: { error: 'sender not allowed' } });
+      report('moved sender-auth', { own: own.status, defaultNamespace: old.status });
+    } finally {
+      await fn.close();
+    }
   });
 });

@@ -6,7 +6,7 @@
 // with the policies in force.
 
 import * as k8s from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ANNOTATION_REQUESTED_AT,
   EA_API_VERSION,
@@ -444,5 +444,109 @@ describe('detect', () => {
         /only at the Broker source-watcher-recovery\/default/,
       );
     }
+  });
+  // The alarm's owner (docs/adr/0067, 0068): only the resync PingSource, as detect writes it.
+  describe('the alarm owner', () => {
+    const RESYNC = 'resync';
+    const asAdmin = raw(admin);
+    const ownerRef = (over: Record<string, unknown> = {}) => ({
+      apiVersion: 'sources.knative.dev/v1',
+      kind: 'PingSource',
+      name: RESYNC,
+      uid: resyncUid,
+      ...over,
+    });
+    const withOwners = (ownerReferences: unknown[]) => {
+      const body = pingSource('recovery-alarm', broker);
+      return { ...body, metadata: { ...body.metadata, ownerReferences } };
+    };
+    let resyncUid = '';
+    beforeAll(async () => {
+      await deleteAlarmAndResync();
+      const created = (await asAdmin.createNamespacedCustomObject({
+        ...PING,
+        namespace: RECOVERY_NAMESPACE,
+        body: pingSource(RESYNC, broker),
+      })) as { metadata: { uid: string } };
+      resyncUid = created.metadata.uid;
+    });
+    afterAll(deleteAlarmAndResync);
+    async function deleteAlarmAndResync(): Promise<void> {
+      for (const name of ['recovery-alarm', RESYNC]) {
+        await asAdmin
+          .deleteNamespacedCustomObject({ ...PING, namespace: RECOVERY_NAMESPACE, name })
+          .catch((e: unknown) => {
+            if ((e as k8s.ApiException<unknown>).code !== 404) throw e;
+          });
+      }
+    }
+
+    it.each([
+      ['a ConfigMap', [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u-1' }]],
+      ['another PingSource', [() => ownerRef({ name: 'not-resync' })]],
+      ['another apiVersion', [() => ownerRef({ apiVersion: 'sources.knative.dev/v1beta2' })]],
+      ['the resync as controller', [() => ownerRef({ controller: true })]],
+      ['the resync blocking its deletion', [() => ownerRef({ blockOwnerDeletion: true })]],
+      [
+        'the resync and a second owner',
+        [
+          () => ownerRef(),
+          { apiVersion: 'v1', kind: 'Namespace', name: 'kube-system', uid: 'u-2' },
+        ],
+      ],
+    ])('refuses an alarm owned by %s, on create', async (_what, refs) => {
+      const owners = refs.map((r) => (typeof r === 'function' ? r() : r));
+      await expectRefused(
+        api.createNamespacedCustomObject({
+          ...PING,
+          namespace: RECOVERY_NAMESPACE,
+          body: withOwners(owners),
+          dryRun: 'All',
+        }),
+        policy,
+        /no owner but the PingSource source-watcher-recovery\/resync/,
+      );
+    });
+
+    it('admits the real owner (the resync PingSource by its uid) on create, and adoption on update', async () => {
+      const created = (await api.createNamespacedCustomObject({
+        ...PING,
+        namespace: RECOVERY_NAMESPACE,
+        body: withOwners([ownerRef()]),
+        dryRun: 'All',
+      })) as { metadata: { ownerReferences: unknown[] } };
+      expect(created.metadata.ownerReferences).toEqual([ownerRef()]);
+
+      // An alarm written without an owner (its owner was unreadable) is adopted by a later patch;
+      // a forged owner added to it is refused, and the refused write changes nothing.
+      await api.createNamespacedCustomObject({
+        ...PING,
+        namespace: RECOVERY_NAMESPACE,
+        body: pingSource('recovery-alarm', broker),
+      });
+      const patch = (ownerReferences: unknown[]) =>
+        api.patchNamespacedCustomObject(
+          {
+            ...PING,
+            namespace: RECOVERY_NAMESPACE,
+            name: 'recovery-alarm',
+            body: { metadata: { ownerReferences } },
+          },
+          MERGE_PATCH,
+        );
+      await expectRefused(
+        patch([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u-3' }]),
+        policy,
+        /no owner but the PingSource/,
+      );
+      const before = (await asAdmin.getNamespacedCustomObject({
+        ...PING,
+        namespace: RECOVERY_NAMESPACE,
+        name: 'recovery-alarm',
+      })) as { metadata: { ownerReferences?: unknown[] } };
+      expect(before.metadata.ownerReferences).toBeUndefined();
+      const adopted = (await patch([ownerRef()])) as { metadata: { ownerReferences: unknown[] } };
+      expect(adopted.metadata.ownerReferences).toEqual([ownerRef()]);
+    });
   });
 });

@@ -2,7 +2,10 @@
 // resources can actually be listed (storage initialised):
 //   - upstream CRDs, put into test/crds/.cache/crds/ from the Go module cache by
 //     test/crds/generate.sh (ArtifactGenerator generated with controller-gen from
-//     source-watcher/api/v2, source-controller's config/crd/bases, the Knative Service);
+//     source-watcher/api/v2, source-controller's config/crd/bases, the Knative Service), and
+//     by test/crds/flux-toolkit/generate.sh into test/crds/.cache/flux-toolkit/ (Flux's
+//     Kustomization and HelmRelease, generated from kustomize-controller's and helm-controller's
+//     API modules);
 //   - the verbatim upstream CRDs that no served Go module carries, which the repository carries in
 //     test/third_party/crds/ (Cozystack's PackageSource; Knative Eventing v1.20's PingSource,
 //     Broker, Trigger, ApiServerSource, SinkBinding and EventPolicy; provenance and license in
@@ -27,6 +30,15 @@ export const AG_SCHEMA_ENV = 'SWR_AG_SCHEMA';
 export type AgSchema = 'v2.1' | 'v2.3';
 export const AG_V23_CRD_DIR = join(REPO_ROOT, 'test', 'crds', '.cache', 'ag-v2.3');
 export const AG_V23_CRD_SCRIPT = join(REPO_ROOT, 'test', 'crds', 'ag-v2.3', 'generate.sh');
+/** Flux's Kustomization and HelmRelease CRDs (docs/install.md's Flux examples are checked on them). */
+export const FLUX_TOOLKIT_CRD_DIR = join(REPO_ROOT, 'test', 'crds', '.cache', 'flux-toolkit');
+export const FLUX_TOOLKIT_CRD_SCRIPT = join(
+  REPO_ROOT,
+  'test',
+  'crds',
+  'flux-toolkit',
+  'generate.sh',
+);
 
 /** SWR_AG_SCHEMA: unset or `v2.1` (the default, source-watcher v2.1.0), or `v2.3` (v2.3.1). */
 export function agSchema(
@@ -39,11 +51,13 @@ export function agSchema(
 }
 
 /**
- * Runs test/crds/generate.sh, and test/crds/ag-v2.3/generate.sh when SWR_AG_SCHEMA=v2.3 (each a
- * no-op when its output is up to date).
+ * Runs test/crds/generate.sh and test/crds/flux-toolkit/generate.sh, and
+ * test/crds/ag-v2.3/generate.sh when SWR_AG_SCHEMA=v2.3 (each a no-op when its output is up to
+ * date).
  */
 export async function prepareUpstreamCrds(): Promise<void> {
   await runScript(UPSTREAM_CRD_SCRIPT);
+  await runScript(FLUX_TOOLKIT_CRD_SCRIPT);
   if (agSchema() === 'v2.3') await runScript(AG_V23_CRD_SCRIPT);
 }
 
@@ -78,7 +92,13 @@ export async function loadAllCrds(): Promise<k8s.V1CustomResourceDefinition[]> {
   if (generated.length === 0) {
     throw new Error(`no upstream CRDs in ${UPSTREAM_CRD_DIR}: run bash ${UPSTREAM_CRD_SCRIPT}`);
   }
-  const upstream = await withChosenAgSchema(generated);
+  const fluxToolkit = await loadCrdFiles(FLUX_TOOLKIT_CRD_DIR);
+  if (fluxToolkit.length !== 2) {
+    throw new Error(
+      `expected the Kustomization and HelmRelease CRDs in ${FLUX_TOOLKIT_CRD_DIR}: run bash ${FLUX_TOOLKIT_CRD_SCRIPT}`,
+    );
+  }
+  const upstream = [...(await withChosenAgSchema(generated)), ...fluxToolkit];
   const carried = loadCarriedCrds();
   const names = new Set(upstream.map((c) => c.metadata?.name));
   const twice = carried.filter((c) => names.has(c.metadata?.name)).map((c) => c.metadata?.name);

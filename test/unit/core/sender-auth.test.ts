@@ -52,8 +52,37 @@ describe('parseSenderAuthConfig', () => {
       },
       [],
     ],
+    // Bare ServiceAccount names are the install namespace's (docs/adr/0068); full usernames stay.
+    [
+      {
+        RECOVERY_AUTH: 'oidc',
+        K_SERVICE: 'detect',
+        RECOVERY_AUTH_SENDERS:
+          'detect-resync-oidc-eventing.knative.dev-trigger, b-*,system:serviceaccount:other:c',
+      },
+      {
+        mode: 'oidc',
+        audience: AUD,
+        allowedSenders: [
+          'system:serviceaccount:source-watcher-recovery:detect-resync-oidc-eventing.knative.dev-trigger',
+          'system:serviceaccount:source-watcher-recovery:b-*',
+          'system:serviceaccount:other:c',
+        ],
+        sinkTokenFile: '/oidc/token',
+      },
+      [],
+    ],
   ])('%j', (env, config, problems) => {
     expect(parseSenderAuthConfig(env, 'source-watcher-recovery')).toEqual({ config, problems });
+  });
+
+  it('a bare name follows the namespace the function runs in', () => {
+    const env = { RECOVERY_AUTH_SENDERS: 'detect-resync-oidc-eventing.knative.dev-trigger' };
+    expect(
+      parseSenderAuthConfig(env, 'cozy-source-watcher-recovery').config.allowedSenders,
+    ).toEqual([
+      'system:serviceaccount:cozy-source-watcher-recovery:detect-resync-oidc-eventing.knative.dev-trigger',
+    ]);
   });
 
   it.each([
@@ -62,6 +91,8 @@ describe('parseSenderAuthConfig', () => {
     [{ RECOVERY_AUTH: 'oidc', RECOVERY_AUTH_AUDIENCE: 'a,b' }, /one audience/],
     [{ RECOVERY_AUTH_SENDERS: '*' }, /would allow anyone/],
     [{ RECOVERY_AUTH_SENDERS: 'system:*:x' }, /trailing \*/],
+    [{ RECOVERY_AUTH_SENDERS: 'Detect_Resync' }, /neither a username nor a ServiceAccount name/],
+    [{ RECOVERY_AUTH_SENDERS: '-x' }, /neither a username nor a ServiceAccount name/],
     [{ RECOVERY_AUTH_SINK_TOKEN_FILE: 'oidc/token' }, /absolute path/],
   ])('%j is refused', (env, message) => {
     const { problems } = parseSenderAuthConfig(env, 'ns');

@@ -14,9 +14,10 @@ import {
   REPO_ROOT,
   type K8sObject,
 } from '../../support/manifests.js';
-import { BASE, FLUX_ONLY, OBSERVE } from './renders.js';
+import { BASE, FLUX_ONLY, OBSERVE, OFF } from './renders.js';
 
 export const SENDER_AUTH = 'knative/overlays/sender-auth';
+export const SCOPED = 'knative/overlays/scoped';
 const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
 
 /** An overlay of one entry point, as a user would write it: `kubectl kustomize` of it. */
@@ -59,6 +60,22 @@ export const CHART_ROWS: ChartRow[] = [
     name: 'mode observe = overlays/observe',
     values: { mode: 'observe' },
     kustomize: () => renderKustomize(OBSERVE),
+  },
+  {
+    name: 'mode off = overlays/off',
+    values: { mode: 'off' },
+    kustomize: () => renderKustomize(OFF),
+  },
+  {
+    name: 'off in another namespace = overlays/off with namespace:',
+    values: { mode: 'off', namespace: { name: 'cozy-swr' } },
+    kustomize: (w) => overlay(w, 'off-ns', OFF, { namespace: 'cozy-swr' }),
+  },
+  {
+    // The overlay's list (cozy-system, flux-apps); scoped leaves out surface-stalled and heal.
+    name: 'scope.namespaces = overlays/scoped',
+    values: { scope: { namespaces: ['cozy-system', 'flux-apps'] } },
+    kustomize: () => renderKustomize(SCOPED),
   },
   {
     name: 'surface-stalled off = overlays/flux-only',

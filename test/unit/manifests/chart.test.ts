@@ -39,6 +39,30 @@ describe('the chart renders what kustomize renders', () => {
     for (const [key, object] of expected) expect(chart.get(key), key).toEqual(object);
   });
 
+  it('scope.namespaces of your own: the grants, RECOVERY_NAMESPACES and the source follow it', () => {
+    const objects = helmTemplate(CHART_DIR, {
+      scope: { namespaces: ['team-a', 'team-b', 'team-c'] },
+      mode: 'observe',
+    });
+    const bindings = objects.filter(
+      (o) => o.kind === 'RoleBinding' && o.metadata.namespace !== 'source-watcher-recovery',
+    );
+    expect(new Set(bindings.map((o) => o.metadata.namespace))).toEqual(
+      new Set(['team-a', 'team-b', 'team-c']),
+    );
+    expect(bindings).toHaveLength(9);
+    const config = objects.find((o) => o.kind === 'ConfigMap') as K8sObject;
+    expect((config.data as Record<string, string>).RECOVERY_NAMESPACES).toBe(
+      'team-a,team-b,team-c',
+    );
+    expect((config.data as Record<string, string>).RECOVERY_MODE).toBe('observe');
+    const source = objects.find((o) => o.kind === 'ApiServerSource') as K8sObject;
+    expect(JSON.stringify(source.spec)).toContain('"values":["team-a","team-b","team-c"]');
+    expect(
+      objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name),
+    ).not.toContain('source-watcher-recovery-detect');
+  });
+
   it('the heal-external-artifacts row removes objects (its table is not empty)', () => {
     expect(healObjects.size).toBeGreaterThan(5);
     expect(renderKustomize(BASE).some((o) => healObjects.has(keyOf(o)))).toBe(true);
@@ -48,6 +72,8 @@ describe('the chart renders what kustomize renders', () => {
 describe('bad values: a clear error and no render', () => {
   it.each([
     ['mode act', { mode: 'act' }, /mode/],
+    // YAML 1.1 reads an unquoted off as false.
+    ['mode off unquoted (false)', { mode: false }, /mode/],
     [
       'config sets RECOVERY_MODE',
       { config: { RECOVERY_MODE: 'observe' } },
@@ -63,6 +89,21 @@ describe('bad values: a clear error and no render', () => {
     ['namespace all digits', { namespace: { name: '123' } }, /all digits/],
     ['digest not sha256', { image: { digest: 'sha256:abc' } }, /digest/],
     ['unknown value', { functions: { detect: false } }, /detect/],
+    [
+      'scope namespace not a DNS label',
+      { scope: { namespaces: ['Flux_Apps'] } },
+      /scope\.namespaces: "Flux_Apps" is not a namespace name/,
+    ],
+    [
+      'scope namespace twice',
+      { scope: { namespaces: ['a', 'a'] } },
+      /scope\.namespaces: a namespace is listed twice/,
+    ],
+    [
+      'config sets RECOVERY_NAMESPACES',
+      { config: { RECOVERY_NAMESPACES: 'a' } },
+      /config\.RECOVERY_NAMESPACES cannot be set/,
+    ],
   ])('%s', (_name, values, message) => {
     const r = runHelm(['template', 'swr', CHART_DIR], values);
     expect(r.status).not.toBe(0);

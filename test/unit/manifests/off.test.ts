@@ -1,6 +1,6 @@
 // knative/overlays/off (issue 35, docs/adr/0067): the install present but doing nothing. Every
 // object of the full install is there, except the ones that start work: the event sources and the
-// Triggers; and RECOVERY_MODE is off (rolled into every Service's template), so a function still
+// Triggers; and RECOVERY_MODE is off (its hashed recovery-config in every Service's template), so a function still
 // reached arms and forces nothing. Without its owner (the resync PingSource) the run-time alarm
 // goes to the garbage collector. docs/operations.md's command that turns a running install off
 // deletes exactly the kinds the overlay leaves out.
@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  findRecoveryConfig,
   objectsOfKind,
   REPO_ROOT,
   renderKustomize,
@@ -21,21 +22,26 @@ const LEFT_OUT = ['ApiServerSource', 'PingSource', 'Trigger'];
 /** Every kind that could put an event on the Broker or deliver one to a function. */
 const DELIVERING = [...LEFT_OUT, 'ContainerSource', 'Subscription', 'Channel', 'Parallel'];
 
-const MODE_ANNOTATION = 'source-watcher-recovery.cozystack.io/mode';
-
 const knativeServices = (objects: readonly K8sObject[]): K8sObject[] =>
   objectsOfKind(objects, 'Service').filter((s) => s.apiVersion.startsWith('serving.knative.dev/'));
 const templateAnnotations = (s: K8sObject): Record<string, string> =>
   (s.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata
     .annotations;
+/** The ConfigMaps a Service's container reads (envFrom). */
+const envFromConfigMaps = (s: K8sObject): string[] =>
+  (
+    s.spec as {
+      template: { spec: { containers: { envFrom?: { configMapRef?: { name: string } }[] }[] } };
+    }
+  ).template.spec.containers.flatMap((c) =>
+    (c.envFrom ?? []).flatMap((e) => (e.configMapRef ? [e.configMapRef.name] : [])),
+  );
 
-/** `o` with the mode put back to `mode` (in the ConfigMap, or in a Service's template). */
+/** `o` with the mode put back to `mode` (in the ConfigMap). */
 function withMode(o: K8sObject, mode: string): K8sObject {
   const copy = structuredClone(o);
   if (copy.kind === 'ConfigMap' && copy.metadata.name === 'recovery-config') {
     (copy.data as Record<string, string>).RECOVERY_MODE = mode;
-  } else if (copy.apiVersion.startsWith('serving.knative.dev/')) {
-    templateAnnotations(copy)[MODE_ANNOTATION] = mode;
   }
   return copy;
 }
@@ -77,12 +83,14 @@ describe('knative/overlays/off', () => {
     for (const o of offUnhashed) expect(withMode(o, 'enforce'), key(o)).toEqual(full.get(key(o)));
   });
 
-  it('is RECOVERY_MODE=off, rolled into every Service (a ConfigMap edit rolls no Revision)', () => {
+  it('is RECOVERY_MODE=off, rolled into every Service by the hashed recovery-config it names', () => {
     expect(recoveryConfig(off).RECOVERY_MODE).toBe('off');
     expect(recoveryConfig(base()).RECOVERY_MODE).toBe('enforce');
-    for (const s of knativeServices(off)) {
-      expect(templateAnnotations(s)[MODE_ANNOTATION], s.metadata.name).toBe('off');
-    }
+    const offName = findRecoveryConfig(off).metadata.name;
+    expect(offName).not.toBe(findRecoveryConfig(base()).metadata.name);
+    const services = knativeServices(off);
+    expect(services.length).toBeGreaterThanOrEqual(5);
+    for (const s of services) expect(envFromConfigMaps(s), s.metadata.name).toEqual([offName]);
   });
 
   it("leaves out the alarm's owner, so the garbage collector removes the alarm", () => {

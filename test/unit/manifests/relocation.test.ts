@@ -5,8 +5,8 @@
 // extension), not in the admission policies (their param is the install's Namespace).
 // One exception, listed: the Triggers' `subscriber.audience`, inert unless sender authentication
 // is on, and that component (knative/components/sender-auth) names the namespace in its EventPolicy
-// `sub`s and senders anyway (Eventing matches `sub` with a trailing * only); docs/adr/0063 says
-// what moving a sender-authenticated install takes.
+// `sub`s (Eventing matches `sub` with a trailing * only); its senders (RECOVERY_AUTH_SENDERS) are
+// bare ServiceAccount names the functions qualify with their namespace (docs/adr/0068).
 
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,6 +20,19 @@ import {
   type K8sObject,
 } from '../../support/manifests.js';
 import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE, OFF, recoveryConfig } from './renders.js';
+import { senderAllowed } from '../../../shared/core/sender-auth.js';
+import { toKnativeManifests } from '../../harness/knative/manifests.js';
+import { oidcSubject, TRIGGER_GK } from '../../harness/knative/oidc-identity.js';
+import { loadPodConfig } from '../../support/pod-config.js';
+
+/** A Knative Service's container env, as a map. */
+function serviceEnv(svc: K8sObject): Record<string, string> {
+  const spec = svc.spec as {
+    template: { spec: { containers: { env?: { name: string; value: string }[] }[] } };
+  };
+  const env = spec.template.spec.containers[0]?.env ?? [];
+  return Object.fromEntries(env.map((e) => [e.name, e.value]));
+}
 
 const MOVED = 'cozy-source-watcher-recovery';
 /** The default namespace as a whole word: not inside source-watcher-recovery-detect and the like. */
@@ -93,6 +106,46 @@ describe.each([BASE, OBSERVE, FLUX_ONLY, OFF])('%s moved by `namespace:` alone',
     expect(recoveryConfig(objects)).not.toHaveProperty('ALARM_NAMESPACE');
     expect(recoveryConfig(objects)).not.toHaveProperty('BROKER_URL');
   });
+});
+
+// Sender authentication moved (docs/adr/0068): every Service's RECOVERY_AUTH_SENDERS names no
+// namespace; loaded in the moved namespace it is exactly the moved Triggers' identities.
+describe('knative/overlays/sender-auth moved by `namespace:` alone', () => {
+  const objects = moved('knative/overlays/sender-auth');
+  const data = recoveryConfig(objects);
+  const triggers = toKnativeManifests(objects, MOVED).triggers;
+  const services = objects.filter(
+    (o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1',
+  );
+
+  it.each(['detect', 'force-drift', 'surface-stalled', 'heal-external-artifacts'])(
+    '%s hears its own Triggers in the moved namespace, none of the default one',
+    { timeout: 60_000 },
+    (name) => {
+      const svc = services.find((o) => o.metadata.name === name) as K8sObject;
+      const env = serviceEnv(svc);
+      expect(env.RECOVERY_AUTH_SENDERS, name).toBeDefined();
+      expect(env.RECOVERY_AUTH_SENDERS).not.toMatch(NAMES_DEFAULT);
+      const config = loadPodConfig({ ...data, ...env, K_SERVICE: name }, MOVED);
+      const own = triggers.filter((t) => t.subscriber.service === name);
+      expect(own.length).toBeGreaterThan(0);
+      expect([...config.auth.allowedSenders].sort()).toEqual(
+        own.map((t) => oidcSubject(MOVED, ...TRIGGER_GK, t.name)).sort(),
+      );
+      for (const t of own) {
+        expect(
+          senderAllowed(oidcSubject(MOVED, ...TRIGGER_GK, t.name), config.auth.allowedSenders),
+        ).toBe(true);
+        expect(
+          senderAllowed(
+            oidcSubject(RECOVERY_NAMESPACE, ...TRIGGER_GK, t.name),
+            config.auth.allowedSenders,
+          ),
+          'the same Trigger of the default namespace',
+        ).toBe(false);
+      }
+    },
+  );
 });
 
 describe('the check can fail', () => {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import {
+  findRecoveryConfig,
   KNATIVE_DIR,
   RECOVERY_NAMESPACE,
   kubectlBinary,
@@ -184,38 +185,43 @@ describe('kustomize renders', () => {
 describe('overlays', () => {
   const modeOf = (objects: readonly K8sObject[]): string =>
     recoveryConfig(objects).RECOVERY_MODE ?? '';
-  const templateModes = (objects: readonly K8sObject[]): string[] =>
+  /** The ConfigMaps every Knative Service's container reads (envFrom). */
+  const configsRead = (objects: readonly K8sObject[]): string[] =>
     objects
-      .filter((o) => o.kind === 'Service')
-      .map((o) => {
-        const template = (
-          o.spec as { template: { metadata: { annotations: Record<string, string> } } }
-        ).template;
-        return template.metadata.annotations['source-watcher-recovery.cozystack.io/mode'] ?? '';
-      });
+      .filter((o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1')
+      .flatMap((o) =>
+        (
+          o.spec as {
+            template: {
+              spec: { containers: { envFrom?: { configMapRef?: { name: string } }[] }[] };
+            };
+          }
+        ).template.spec.containers.flatMap((c) =>
+          (c.envFrom ?? []).flatMap((e) => (e.configMapRef ? [e.configMapRef.name] : [])),
+        ),
+      );
 
   it.each([
     [BASE, 'enforce'],
     [OBSERVE, 'observe'],
     [FLUX_ONLY, 'enforce'],
-  ])('%s: RECOVERY_MODE=%s, mirrored on every Service template (rolls a Revision)', (dir, mode) => {
-    const objects = renderKustomize(dir);
-    expect(modeOf(objects)).toBe(mode);
-    const modes = templateModes(objects);
-    expect(modes.length).toBeGreaterThanOrEqual(3);
-    expect(new Set(modes)).toEqual(new Set([mode]));
-  });
+  ])(
+    '%s: RECOVERY_MODE=%s, in the hashed recovery-config every Service reads (rolls a Revision)',
+    (dir, mode) => {
+      const objects = renderKustomize(dir);
+      expect(modeOf(objects)).toBe(mode);
+      const names = configsRead(objects);
+      expect(names.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(names)).toEqual(new Set([findRecoveryConfig(objects).metadata.name]));
+    },
+  );
 
   it('observe changes nothing but the mode and the write grants', () => {
     const normalize = (objects: readonly K8sObject[]): string =>
       JSON.stringify(objects)
         // Another content, another hashed name (tested in config-generator.test.ts).
         .replace(/recovery-config-[a-z0-9]{10}/g, 'recovery-config')
-        .replaceAll('"RECOVERY_MODE":"observe"', '"RECOVERY_MODE":"enforce"')
-        .replaceAll(
-          '"source-watcher-recovery.cozystack.io/mode":"observe"',
-          '"source-watcher-recovery.cozystack.io/mode":"enforce"',
-        );
+        .replaceAll('"RECOVERY_MODE":"observe"', '"RECOVERY_MODE":"enforce"');
     const sortByKey = (objects: readonly K8sObject[]): K8sObject[] =>
       [...objects].sort((a, b) => key(a).localeCompare(key(b)));
     // The read-only ClusterRoles are checked in rbac.test.ts.

@@ -6,16 +6,40 @@ Hand-written helpers of the generated chart (docs/adr/0065). The other templates
 {{- /* The flags the generated templates branch on, as JSON: {"observe": bool, ...}. */}}
 {{- define "swr.flags" -}}
 {{- $mode := .Values.mode | toString | lower }}
-{{- if not (has $mode (list "enforce" "observe")) }}
-{{- fail (printf "mode: %q is not one of enforce, observe" .Values.mode) }}
+{{- if not (has $mode (list "enforce" "observe" "off")) }}
+{{- fail (printf "mode: %q is not one of enforce, observe, off (quote off in YAML: 'off')" .Values.mode) }}
 {{- end }}
 {{- $functions := .Values.functions | default dict }}
 {{- $senderAuth := .Values.senderAuth | default dict }}
+{{- $scoped := gt (len (include "swr.scope" . | fromJsonArray)) 0 }}
 {{- toJson (dict
   "observe" (eq $mode "observe")
-  "surfaceStalled" (ne (toString $functions.surfaceStalled) "false")
-  "healExternalArtifacts" (ne (toString $functions.healExternalArtifacts) "false")
-  "senderAuth" (eq (toString $senderAuth.enabled) "true")) }}
+  "off" (eq $mode "off")
+  "surfaceStalled" (and (not $scoped) (ne (toString $functions.surfaceStalled) "false"))
+  "healExternalArtifacts" (and (not $scoped) (ne (toString $functions.healExternalArtifacts) "false"))
+  "senderAuth" (eq (toString $senderAuth.enabled) "true")
+  "scoped" $scoped) }}
+{{- end }}
+
+{{- /*
+The scoped install's namespaces (knative/overlays/scoped, docs/adr/0055), as a JSON list: empty
+for a cluster-wide install. Each a DNS label, at most 64, none twice. A scoped install has neither
+surface-stalled nor heal-external-artifacts, whatever `functions` says.
+*/}}
+{{- define "swr.scope" -}}
+{{- $list := (.Values.scope | default dict).namespaces | default list }}
+{{- if gt (len $list) 64 }}
+{{- fail (printf "scope.namespaces: %d namespaces, at most 64" (len $list)) }}
+{{- end }}
+{{- range $list }}
+{{- if not (regexMatch "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" (toString .)) }}
+{{- fail (printf "scope.namespaces: %q is not a namespace name (a DNS label)" .) }}
+{{- end }}
+{{- end }}
+{{- if ne (len $list) (len (uniq $list)) }}
+{{- fail "scope.namespaces: a namespace is listed twice" }}
+{{- end }}
+{{- toJson $list }}
 {{- end }}
 
 {{- /* The install namespace: a DNS label (RFC 1123), not all digits. */}}
