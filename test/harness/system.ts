@@ -100,6 +100,8 @@ export interface SystemOptions {
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Also hand every function log line (JSON) here, e.g. to print it. */
   logForward?: (line: string) => void;
+  /** Keep only the log records with these messages in `system.logs` (default: every one). */
+  logKeep?: readonly string[];
   /** Virtual start, epoch ms (default: the real now rounded down to a second). */
   startMs?: number;
   /**
@@ -206,7 +208,10 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       ? new WallClock()
       : new VirtualClock({ start: opts.startMs ?? Math.floor(Date.now() / 1000) * 1000 });
   const progress = new ProgressLog(opts.onProgress);
-  const logs = new LogCapture(opts.logForward);
+  const logs = new LogCapture(opts.logForward, {
+    now: () => clock.now(),
+    ...(opts.logKeep !== undefined ? { keep: opts.logKeep } : {}),
+  });
   const cleanups: (() => Promise<void>)[] = [];
   const cleanup = async (): Promise<void> => {
     for (const step of cleanups.splice(0).reverse()) {

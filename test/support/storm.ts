@@ -248,7 +248,7 @@ export interface StormCounts {
   error500: number;
   tooMany: number;
   delayed: number;
-  /** Watch connects of profiled clients inside the window, and what the storm did to them. */
+  /** Watch connects inside the window of clients with watch faults, and what the storm did. */
   watches: number;
   watchHeld: number;
   watchClosed: number;
@@ -310,7 +310,13 @@ export class StormProfile {
     const what = `${call.clientTag}|${call.verb}|${call.group}|${call.resource}|${call.subresource}|${call.namespace}|${call.name}`;
     const nth = (this.#occurrences.get(what) ?? 0) + 1;
     this.#occurrences.set(what, nth);
-    if (call.verb === 'watch') return this.#decideWatch(profile, `${what}|${nth}`, resumes, nowMs);
+    if (call.verb === 'watch') {
+      const none =
+        profile.watchHeld === 0 &&
+        profile.watchGoneOnResume === 0 &&
+        profile.watchClosesPerMinute === 0;
+      return none ? undefined : this.#decideWatch(profile, `${what}|${nth}`, resumes, nowMs);
+    }
     this.counts.seen += 1;
     const u = uniform(this.#seed, `${what}|${nth}`);
     if (u < profile.error500) {

@@ -126,7 +126,7 @@ describe('storm profile', () => {
       error500: 2,
       tooMany: 0,
       delayed: 0,
-      watches: 1,
+      watches: 0,
       watchHeld: 0,
       watchClosed: 0,
       watchGone: 0,
