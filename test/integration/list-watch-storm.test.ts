@@ -140,6 +140,21 @@ describe('list-watch under the event-path storm (real kube-apiserver)', () => {
     expect(w.watch.relists).toBe(0);
   });
 
+  it('a watch open before the storm starts is closed by it too, and resumes', async () => {
+    const w = await world();
+    await w.watch.start();
+    w.storm({ watchClosesPerMinute: 60_000 });
+    await w.clock.advance(1000);
+    await until('the resume', () => w.calls().length === 3 && w.watch.phase === 'streaming');
+    w.storm({});
+    // The first watch met no storm; the storm closed it; the resume was given a lifetime too.
+    expect(w.calls()).toEqual(['list', 'watch', 'watch watchClosed']);
+    await createAg(w.namespace, 'after-resume');
+    await until('the event', () => w.events.length === 1);
+    expect(w.watch.relists).toBe(0);
+    expect(w.watch.backoffs).toBe(0);
+  });
+
   const rows: {
     what: string;
     /** Besides the mid-stream close of the first watch. */

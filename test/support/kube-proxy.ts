@@ -217,6 +217,8 @@ export class KubeProxy {
   private readonly inFlightCalls = new Set<ProxyCall>();
   /** Mid-stream closes of storm watches waiting on the hold clock (cancelled on stop). */
   private readonly watchEnds = new Set<number>();
+  /** Watches streaming right now, each with how to end it at a moment (setStorm's closes). */
+  private readonly openWatches = new Map<ProxyCall, (closeAfterMs: number) => void>();
 
   constructor(
     private readonly target: k8s.KubeConfig,
@@ -234,6 +236,13 @@ export class KubeProxy {
   setStorm(storm: StormProfile | undefined, opts: { holdOn?: HoldClock } = {}): void {
     this.storm = storm;
     this.holdClock = opts.holdOn;
+    if (storm === undefined) return;
+    // Watches opened before the storm (the adapters' from the install on) meet its closes too.
+    const now = this.clock.now();
+    for (const [call, endIn] of this.openWatches) {
+      const closeAfterMs = storm.closeOpenWatch(call, now);
+      if (closeAfterMs !== undefined) endIn(closeAfterMs);
+    }
   }
 
   /** Answers every call held on the hold clock 503 and cancels its timer (before a shutdown). */
@@ -477,11 +486,11 @@ export class KubeProxy {
   }
 
   /**
-   * Ends a forwarded watch's stream cleanly at `call.at + closeAfterMs` (as kube-apiserver ends
+   * Ends a forwarded watch's stream cleanly at `fromMs + closeAfterMs` (as kube-apiserver ends
    * one), on the hold clock when there is one.
    */
   private endWatchLater(
-    call: ProxyCall,
+    fromMs: number,
     res: http.ServerResponse,
     upstreamReq: http.ClientRequest,
     upstreamRes: http.IncomingMessage,
@@ -499,7 +508,7 @@ export class KubeProxy {
           this.timers.delete(timer);
           end();
         },
-        Math.max(0, call.at + closeAfterMs - this.clock.now()),
+        Math.max(0, fromMs + closeAfterMs - this.clock.now()),
       );
       this.timers.add(timer);
       res.once('close', () => {
@@ -508,7 +517,7 @@ export class KubeProxy {
       });
       return;
     }
-    const at = Math.round((call.at + closeAfterMs) / HOLD_GRANULARITY_MS) * HOLD_GRANULARITY_MS;
+    const at = Math.round((fromMs + closeAfterMs) / HOLD_GRANULARITY_MS) * HOLD_GRANULARITY_MS;
     const timer = clock.setTimer(Math.max(at, clock.now()), () => {
       this.watchEnds.delete(timer);
       end();
@@ -634,8 +643,15 @@ export class KubeProxy {
       res.writeHead(call.status, out);
       res.flushHeaders();
       upstreamRes.pipe(res);
-      if (closeAfterMs !== undefined && call.status === 200) {
-        this.endWatchLater(call, res, upstreamReq, upstreamRes, closeAfterMs);
+      if (call.verb === 'watch' && call.status === 200) {
+        if (closeAfterMs !== undefined) {
+          this.endWatchLater(call.at, res, upstreamReq, upstreamRes, closeAfterMs);
+        } else {
+          this.openWatches.set(call, (ms) =>
+            this.endWatchLater(this.clock.now(), res, upstreamReq, upstreamRes, ms),
+          );
+          res.once('close', () => this.openWatches.delete(call));
+        }
       }
     });
     upstreamReq.on('error', (err) => {

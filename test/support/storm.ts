@@ -336,6 +336,34 @@ export class StormProfile {
     return undefined;
   }
 
+  /**
+   * For a watch already open when the storm starts (the adapters watch from the install on): ms
+   * from now until the storm closes it, or undefined. Lifetimes are memoryless, so one drawn from
+   * now is what the watch has left.
+   */
+  closeOpenWatch(call: ApiRequestInfo & { clientTag: string }, nowMs: number): number | undefined {
+    if (!this.active(nowMs) || call.verb !== 'watch') return undefined;
+    const profile = this.#profiles.get(call.clientTag);
+    if (profile === undefined || profile.exclude.some((m) => matches(call, m))) return undefined;
+    const what = `${call.clientTag}|open|${call.group}|${call.resource}|${call.namespace}`;
+    const nth = (this.#occurrences.get(what) ?? 0) + 1;
+    this.#occurrences.set(what, nth);
+    return this.#lifetime(profile, `${what}|${nth}`, nowMs);
+  }
+
+  /** A seeded exponential lifetime of mean 1/rate minutes (at least 1 s) ending in the window. */
+  #lifetime(profile: StormClientProfile, id: string, fromMs: number): number | undefined {
+    if (profile.watchClosesPerMinute <= 0) return undefined;
+    const w = uniform(this.#seed ^ 0x2f6b1c3d, `${id}|lifetime`);
+    const life = Math.max(
+      1000,
+      Math.round((-Math.log(1 - w) / profile.watchClosesPerMinute) * 60_000),
+    );
+    if (fromMs + life >= this.#endMs) return undefined;
+    this.counts.watchClosed += 1;
+    return life;
+  }
+
   #decideWatch(
     profile: StormClientProfile,
     id: string,
@@ -356,15 +384,8 @@ export class StormProfile {
       delayMs = Math.round(profile.watchHeldMinMs + v * span);
       this.counts.watchHeld += 1;
     }
-    let closeAfterMs: number | undefined;
-    if (profile.watchClosesPerMinute > 0) {
-      // Exponential lifetime of mean 1/rate minutes, from the moment the watch is forwarded.
-      const w = uniform(this.#seed ^ 0x2f6b1c3d, `${id}|lifetime`);
-      const life = Math.round((-Math.log(1 - w) / profile.watchClosesPerMinute) * 60_000);
-      const after = delayMs + Math.max(1000, life);
-      if (nowMs + after < this.#endMs) closeAfterMs = after;
-    }
-    if (closeAfterMs !== undefined) this.counts.watchClosed += 1;
+    const life = this.#lifetime(profile, id, nowMs + delayMs);
+    const closeAfterMs = life === undefined ? undefined : delayMs + life;
     if (delayMs > 0) {
       return closeAfterMs === undefined
         ? { kind: 'watchHeld', delayMs }

@@ -215,6 +215,20 @@ describe('storm profile', () => {
     expect(p.counts).toMatchObject({ watches: 2, watchClosed: 1, watchHeld: 0, watchGone: 0 });
   });
 
+  it('closes the watches open when it starts at the same rate, only inside the window', () => {
+    const p = storm({ durationMs: 1000 * 24 * 3600_000 });
+    const watch = call('apiserversource', '', { verb: 'watch' });
+    const lifetimes = Array.from({ length: 5000 }, () => p.closeOpenWatch(watch, T0 + 1) ?? NaN);
+    const mean = lifetimes.reduce((a, b) => a + b, 0) / lifetimes.length;
+    expect(Math.abs(mean / (60_000 / EVENT_PATH_STORM.watchClosesPerMinute) - 1)).toBeLessThan(
+      0.05,
+    );
+    expect(p.closeOpenWatch(call('detect', '', { verb: 'watch' }), T0 + 1)).toBeUndefined();
+    expect(p.closeOpenWatch(watch, T0 - 1)).toBeUndefined();
+    const short = storm({ profiles: { a: { watchClosesPerMinute: 0.001 } } });
+    expect(short.closeOpenWatch(call('a', '', { verb: 'watch' }), T0 + 1)).toBeUndefined();
+  });
+
   it('repeats the watch decisions with the same seed, whatever else is asked in between', () => {
     const a = watchDecisions(storm(), 'apiserversource', 200, 3);
     const p = storm();
