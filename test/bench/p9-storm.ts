@@ -1,15 +1,18 @@
-// P9: recovery under the first-install storm (issue 19), on the end-to-end harness (the source-
-// watcher simulator, the Knative emulation redelivering on Knative's schedule, the real functions,
-// the real kube-apiserver) on the virtual clock. 150 PackageSource/AG pairs are created at once,
-// 40 of them lose their Ready write once, twice or always (two of the always-losing ones have a
-// rebuild fail honestly after their third force), while for 8 minutes the KubeProxy answers the
-// functions' requests 20 % 500 etcd timeout, 10 % 429 with Retry-After and delays 20 % by 2-8 s
-// (held on the virtual clock), and source-watcher's mildly (test/support/storm.ts, ADR 40). The
-// same fleet without faults, in the same run, is the baseline of the functions' request rate.
-// Simulator concurrency 4 (the recorded source-watcher) and 20 (Cozystack's setting).
+// P9: recovery under the first-install storm (issues 19 and 33), on the end-to-end harness (the
+// source-watcher simulator, the Knative emulation redelivering on Knative's schedule, the real
+// functions, the real kube-apiserver) on the virtual clock. 150 PackageSource/AG pairs are created
+// at once, 40 of them lose their Ready write once, twice or always (two of the always-losing ones
+// have a rebuild fail honestly after their third force), while for 8 minutes the KubeProxy answers
+// the functions' requests 20 % 500 etcd timeout, 10 % 429 with Retry-After and delays 20 % by
+// 2-8 s (held on the virtual clock), source-watcher's mildly, and the event path's (the
+// ApiServerSources' and the PingSource adapter's lists and watch connects: held, closed
+// mid-stream, 410 on a resume; test/support/storm.ts, ADR 40 and ADR 60). The same fleet without
+// faults, in the same run, is the baseline of the functions' request rate. Simulator concurrency
+// 4 (the recorded source-watcher) and 20 (Cozystack's setting).
 //
 // P9_SIZE=standard runs the e2e scenario's size (30 pairs, 8 losing); P9_CONCURRENCY=4 or 20
-// runs one variant.
+// runs one variant; P9_PROFILES=both also runs ADR 40's storm (the event path untouched) on the
+// same fleet, its rows beside the new ones.
 
 import {
   medianOrNull,
@@ -19,9 +22,21 @@ import {
   type StormRunResult,
 } from '../harness/storm-fleet.js';
 import {
+  eventLedger,
+  eventPathStats,
+  followUpLedger,
+  LEDGER_LOG_MESSAGES,
+  type EventLedger,
+  type EventPathStats,
+  type FollowUpLedger,
+} from '../harness/storm-ledger.js';
+import {
+  defaultStormProfiles,
+  functionsOnlyStormProfiles,
   STORM_DURATION_MS,
   STORM_VIRTUAL_CLOCK_DELIVERY_TIMEOUT_MS,
   STORM_VIRTUAL_CLOCK_ENV,
+  type StormClientProfile,
 } from '../support/storm.js';
 import { withBenchSystem } from './bench-system.js';
 import { sizeNamed, smokeMode } from './smoke.js';
@@ -41,6 +56,26 @@ export function p9Size(value: string | undefined): P9Size {
 }
 
 const CONCURRENCIES = [4, 20] as const;
+
+/** The storms P9 can run: the one as it happens (ADR 60), and ADR 40's for comparison. */
+const PROFILES = {
+  'event-path': { label: 'event-path storm', profiles: defaultStormProfiles },
+  'functions-only': {
+    label: 'ADR 40 storm (event path untouched)',
+    profiles: functionsOnlyStormProfiles,
+  },
+} as const satisfies Record<
+  string,
+  { label: string; profiles: () => Record<string, StormClientProfile> }
+>;
+type ProfileName = keyof typeof PROFILES;
+
+export function p9Profiles(value: string | undefined): ProfileName[] {
+  const v = value ?? 'event-path';
+  if (v === 'both') return ['event-path', 'functions-only'];
+  if (v === 'event-path' || v === 'functions-only') return [v];
+  throw new Error(`P9_PROFILES must be event-path, functions-only or both, got ${v}`);
+}
 const SEED = 19;
 const BUDGET_S = 15 * 60;
 const FIRST_FORCE_MEDIAN_S = 10;
@@ -55,22 +90,30 @@ export const p9: BenchModule = {
   async run(ctx) {
     const size = smokeMode() ? 'smoke' : p9Size(process.env['P9_SIZE']);
     const only = process.env['P9_CONCURRENCY'] ?? (smokeMode() ? '4' : undefined);
-    ctx.log(`  fleet: ${size} (P9_SIZE)`);
+    const profiles = p9Profiles(process.env['P9_PROFILES']);
+    ctx.log(`  fleet: ${size} (P9_SIZE), storms: ${profiles.join(', ')} (P9_PROFILES)`);
     return rowsPerVariant(
       'P9',
       CONCURRENCIES.filter((c) => only === undefined || String(c) === only),
       (concurrency) => `concurrency ${concurrency}: the storm run`,
-      (concurrency) => runVariant(ctx, P9_FLEETS[size], concurrency),
+      (concurrency) => runVariant(ctx, P9_FLEETS[size], concurrency, profiles),
     );
   },
 };
+
+interface P9Run extends StormRunResult {
+  stormCounts?: Record<string, number>;
+  events: EventLedger;
+  followUps: FollowUpLedger;
+  eventPath: EventPathStats;
+}
 
 async function runOnce(
   ctx: BenchContext,
   fleet: Omit<StormFleetOptions, 'prefix'>,
   concurrency: number,
-  storm: boolean,
-): Promise<StormRunResult & { stormCounts?: Record<string, number> }> {
+  storm: ProfileName | undefined,
+): Promise<P9Run> {
   return withBenchSystem(
     ctx,
     NAMESPACE,
@@ -80,20 +123,33 @@ async function runOnce(
       env: STORM_VIRTUAL_CLOCK_ENV,
       settleTimeoutMs: 600_000,
       sourceWatcher: { concurrency },
+      // The ledgers' messages only (info: "follow-up armed", "sweep done").
+      logLevel: 'info',
+      logKeep: LEDGER_LOG_MESSAGES,
     },
     async (system) => {
-      const profile = storm ? system.startStorm({ seed: SEED }) : undefined;
-      const prefix = `p9${storm ? 's' : 'b'}${concurrency}`;
+      const profile =
+        storm === undefined
+          ? undefined
+          : system.startStorm({ seed: SEED, profiles: PROFILES[storm].profiles() });
+      const prefix = `p9${storm === undefined ? 'b' : storm === 'event-path' ? 'e' : 's'}${concurrency}`;
       const r = await runStormFleet(
         system,
         { ...fleet, prefix },
         { windowMs: STORM_DURATION_MS, runMs: RUN_MS },
       );
+      const events = await eventLedger(system, r.fleet, NAMESPACE);
       ctx.log(
-        `  concurrency ${concurrency}, ${storm ? 'storm' : 'no faults'}: ${Math.round(r.wallMs / 1000)} s wall, ` +
+        `  concurrency ${concurrency}, ${storm ?? 'no faults'}: ${Math.round(r.wallMs / 1000)} s wall, ` +
           `${r.figures.pending.length} pending, ${r.figures.functionRequests} function requests in the window`,
       );
-      return profile === undefined ? r : { ...r, stormCounts: { ...profile.counts } };
+      return {
+        ...r,
+        ...(profile === undefined ? {} : { stormCounts: { ...profile.counts } }),
+        events,
+        followUps: followUpLedger(system),
+        eventPath: eventPathStats(system),
+      };
     },
   );
 }
@@ -102,12 +158,27 @@ async function runVariant(
   ctx: BenchContext,
   fleet: Omit<StormFleetOptions, 'prefix'>,
   concurrency: number,
+  profiles: readonly ProfileName[],
 ): Promise<BenchRow[]> {
-  const calm = await runOnce(ctx, fleet, concurrency, false);
-  const storm = await runOnce(ctx, fleet, concurrency, true);
+  const calm = await runOnce(ctx, fleet, concurrency, undefined);
+  const rows: BenchRow[] = [];
+  for (const name of profiles) {
+    const storm = await runOnce(ctx, fleet, concurrency, name);
+    rows.push(...stormRows(fleet, concurrency, name, calm, storm));
+  }
+  return rows;
+}
+
+function stormRows(
+  fleet: Omit<StormFleetOptions, 'prefix'>,
+  concurrency: number,
+  name: ProfileName,
+  calm: P9Run,
+  storm: P9Run,
+): BenchRow[] {
   const f = storm.figures;
   const losing = fleet.once + fleet.twice + fleet.always;
-  const label = `${WHERE}, ${fleet.pairs} pairs, ${losing} losing, concurrency ${concurrency}`;
+  const label = `${WHERE}, ${fleet.pairs} pairs, ${losing} losing, concurrency ${concurrency}, ${PROFILES[name].label}`;
   const outcomeS = f.stallToOutcomeMs.map((ms) => ms / 1000);
   const forceS = f.stallToFirstForceMs.map((ms) => ms / 1000);
   const maxOutcome = outcomeS.length === 0 ? NaN : Math.max(...outcomeS);
@@ -119,8 +190,14 @@ async function runVariant(
   const detail = {
     where: WHERE,
     concurrency,
+    profile: name,
     fleet,
     stormFaults: storm.stormCounts,
+    eventPath: storm.eventPath,
+    events: storm.events,
+    eventsNoFault: calm.events,
+    followUps: storm.followUps,
+    followUpsNoFault: calm.followUps,
     pending: f.pending,
     late,
     stalls: f.stalls,
@@ -152,6 +229,7 @@ async function runVariant(
     wallSeconds: Math.round((calm.wallMs + storm.wallMs) / 1000),
   };
   const num = (v: number | null): number => v ?? NaN;
+  const c = (k: string): number => storm.stormCounts?.[k] ?? 0;
   const row = valueRowsOf('P9', detail);
   return [
     ...([50, 99] as const).map((p) =>
@@ -213,6 +291,26 @@ async function runVariant(
       unit: 's',
       target: `report (Retry-After 1 s)`,
       pass: null,
+    }),
+    row({
+      metric: `${label}: recovery steps without their Kubernetes Event at the end (of ${storm.events.steps}; ${storm.events.notWrittenWarnings} "could not write Kubernetes Event")`,
+      value: storm.events.stepsWithoutEvent,
+      unit: 'steps',
+      target: '0',
+      pass: storm.events.stepsWithoutEvent === 0,
+    }),
+    row({
+      metric: `${label}: "follow-up not armed" not covered by a later arm or a sweep within 6 min (of ${storm.followUps.notArmed})`,
+      value: storm.followUps.uncovered,
+      unit: 'warnings',
+      target: '0',
+      pass: storm.followUps.uncovered === 0,
+    }),
+    row({
+      metric: `${label}: event path: adapter watch connects ${c('watches')}, held ${c('watchHeld')}, closed mid-stream ${c('watchClosed')}, 410 ${c('watchGone')}; AG source backoffs ${storm.eventPath.agSourceBackoffs}, re-lists`,
+      value: storm.eventPath.agSourceRelists,
+      unit: 're-lists',
+      ...REPORT_ONLY,
     }),
   ];
 }

@@ -55,9 +55,10 @@ async function main(sizes: number[]): Promise<void> {
         const wallS = ((performance.now() - t0) / 1000).toFixed(1);
         // Older systems have no counter: their settles all ran through the clock's hook.
         const stops = 'settles' in system ? system.settles : settles;
-        // The sources' catch-up lists go through the proxy (the world's own do not, and follow
-        // the same rule).
+        // The sources' catch-up lists go through the proxy, tagged 'catch-up' (before ADR 60 as
+        // the adapters; the world's own do not, and follow the same rule).
         const lists =
+          system.proxy.count({ verb: 'list', clientTag: 'catch-up' }) +
           system.proxy.count({ verb: 'list', clientTag: 'apiserversource' }) +
           system.proxy.count({ verb: 'list', clientTag: 'pingsource' });
         console.log(

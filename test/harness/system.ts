@@ -72,6 +72,8 @@ export {
 export const APISERVERSOURCE_TAG = 'apiserversource';
 export const PINGSOURCE_TAG = 'pingsource';
 export const SOURCE_WATCHER_TAG = 'source-watcher';
+/** Client tag of the harness's catch-up lists of the sources' watches (never the adapters'). */
+export const CATCH_UP_TAG = 'catch-up';
 const WRITE_VERBS = ['create', 'update', 'patch', 'delete', 'deletecollection'] as const;
 
 export interface SystemOptions {
@@ -98,6 +100,8 @@ export interface SystemOptions {
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Also hand every function log line (JSON) here, e.g. to print it. */
   logForward?: (line: string) => void;
+  /** Keep only the log records with these messages in `system.logs` (default: every one). */
+  logKeep?: readonly string[];
   /** Virtual start, epoch ms (default: the real now rounded down to a second). */
   startMs?: number;
   /**
@@ -204,7 +208,10 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       ? new WallClock()
       : new VirtualClock({ start: opts.startMs ?? Math.floor(Date.now() / 1000) * 1000 });
   const progress = new ProgressLog(opts.onProgress);
-  const logs = new LogCapture(opts.logForward);
+  const logs = new LogCapture(opts.logForward, {
+    now: () => clock.now(),
+    ...(opts.logKeep !== undefined ? { keep: opts.logKeep } : {}),
+  });
   const cleanups: (() => Promise<void>)[] = [];
   const cleanup = async (): Promise<void> => {
     for (const step of cleanups.splice(0).reverse()) {
@@ -232,6 +239,8 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
       },
       ...(opts.install !== undefined ? { install: opts.install } : {}),
       pingSourceKubeConfig: proxy.kubeConfig(PINGSOURCE_TAG),
+      // The harness's catch-up lists: its own client tag, which no storm profiles (docs/adr/0060).
+      catchUpKubeConfig: proxy.kubeConfig(CATCH_UP_TAG),
       ...(opts.broker !== undefined ? { brokerOptions: opts.broker } : {}),
       pingOptions: { seed: opts.pingSeed ?? 1 },
       ...(opts.trace !== undefined ? { log: opts.trace } : {}),
@@ -304,8 +313,11 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
     const activity = (): number => {
       for (; proxyCursor < proxy.calls.length; proxyCursor++) {
         const tag = proxy.calls[proxyCursor]?.clientTag;
-        // The sources' own catch-up lists are the settling itself, not activity.
-        if (tag !== APISERVERSOURCE_TAG && tag !== PINGSOURCE_TAG) proxyActivity++;
+        // The catch-up lists are the settling itself, and the adapters' own lists and watch
+        // connects change nothing in the world: neither is activity.
+        if (tag !== APISERVERSOURCE_TAG && tag !== PINGSOURCE_TAG && tag !== CATCH_UP_TAG) {
+          proxyActivity++;
+        }
       }
       const s = sim.stats;
       return knative.activity() + world.events + s.reconciles + s.lostWrites + proxyActivity;

@@ -23,6 +23,7 @@ import * as k8s from '@kubernetes/client-node';
 import {
   apfRejectedStatus,
   etcdTimeoutStatus,
+  watchExpiredEvent,
   type StormDecision,
   type StormProfile,
 } from './storm.js';
@@ -149,6 +150,7 @@ export const CLIENT_TAG_HEADER = 'x-swr-client';
 export const HOLD_GRANULARITY_MS = 1000;
 
 interface Held {
+  readonly call: ProxyCall;
   release(): void;
   drop(): void;
 }
@@ -213,6 +215,10 @@ export class KubeProxy {
   private readonly holds = new Set<Held>();
   private readonly holdMoments = new Map<number, { timer: number; held: Set<Held> }>();
   private readonly inFlightCalls = new Set<ProxyCall>();
+  /** Mid-stream closes of storm watches waiting on the hold clock (cancelled on stop). */
+  private readonly watchEnds = new Set<number>();
+  /** Watches streaming right now, each with how to end it at a moment (setStorm's closes). */
+  private readonly openWatches = new Map<ProxyCall, (closeAfterMs: number) => void>();
 
   constructor(
     private readonly target: k8s.KubeConfig,
@@ -230,10 +236,19 @@ export class KubeProxy {
   setStorm(storm: StormProfile | undefined, opts: { holdOn?: HoldClock } = {}): void {
     this.storm = storm;
     this.holdClock = opts.holdOn;
+    if (storm === undefined) return;
+    // Watches opened before the storm (the adapters' from the install on) meet its closes too.
+    const now = this.clock.now();
+    for (const [call, endIn] of this.openWatches) {
+      const closeAfterMs = storm.closeOpenWatch(call, now);
+      if (closeAfterMs !== undefined) endIn(closeAfterMs);
+    }
   }
 
   /** Answers every call held on the hold clock 503 and cancels its timer (before a shutdown). */
   dropHeld(): void {
+    for (const timer of this.watchEnds) this.holdClock?.cancel(timer);
+    this.watchEnds.clear();
     for (const { timer } of this.holdMoments.values()) this.holdClock?.cancel(timer);
     this.holdMoments.clear();
     const held = [...this.holds];
@@ -244,6 +259,11 @@ export class KubeProxy {
   /** Calls the storm holds on the hold clock right now. */
   get heldOnClock(): number {
     return this.holds.size;
+  }
+
+  /** The calls the storm holds on the hold clock right now (lists and watch connects included). */
+  heldCalls(): ProxyCall[] {
+    return [...this.holds].map((h) => h.call);
   }
 
   /** Non-watch calls forwarded to the API server whose answer has not ended yet. */
@@ -412,33 +432,100 @@ export class KubeProxy {
           'retry-after': String(decision.retryAfterSeconds),
         });
         return;
-      case 'delayed': {
-        const clock = this.holdClock;
-        if (clock === undefined) {
-          this.later(decision.delayMs, () => this.forward(req, res, call));
-          return;
-        }
-        // Paused: the body waits in the socket until the request is forwarded.
-        req.pause();
-        const at =
-          Math.round((clock.now() + decision.delayMs) / HOLD_GRANULARITY_MS) * HOLD_GRANULARITY_MS;
-        const held: Held = {
-          release: () => {
-            res.off('close', gone);
-            this.forward(req, res, call);
-          },
-          drop: () => {
-            res.off('close', gone);
-            if (!res.headersSent) respondStatus(res, call, 503, 'kube proxy stopped');
-          },
-        };
-        // A client that gives up while its request is held (its own timeout) ends the hold.
-        const gone = (): void => this.unhold(held, at);
-        res.once('close', gone);
-        this.hold(clock, held, at);
+      case 'watchGone': {
+        req.resume();
+        const rv = new URL(call.path, 'http://proxy.invalid').searchParams.get('resourceVersion');
+        call.status = 200;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`${JSON.stringify(watchExpiredEvent(rv ?? ''))}\n`);
         return;
       }
+      case 'delayed':
+        this.delay(decision.delayMs, req, res, call);
+        return;
+      case 'watchHeld':
+        this.delay(decision.delayMs, req, res, call, decision.closeAfterMs);
+        return;
+      case 'watchClosed':
+        this.forward(req, res, call, undefined, decision.closeAfterMs);
+        return;
     }
+  }
+
+  /** Holds a call `delayMs` (on the hold clock when there is one), then forwards it. */
+  private delay(
+    delayMs: number,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    call: ProxyCall,
+    closeAfterMs?: number,
+  ): void {
+    const clock = this.holdClock;
+    if (clock === undefined) {
+      this.later(delayMs, () => this.forward(req, res, call, undefined, closeAfterMs));
+      return;
+    }
+    // Paused: the body waits in the socket until the request is forwarded.
+    req.pause();
+    const at = Math.round((clock.now() + delayMs) / HOLD_GRANULARITY_MS) * HOLD_GRANULARITY_MS;
+    const held: Held = {
+      call,
+      release: () => {
+        res.off('close', gone);
+        this.forward(req, res, call, undefined, closeAfterMs);
+      },
+      drop: () => {
+        res.off('close', gone);
+        if (!res.headersSent) respondStatus(res, call, 503, 'kube proxy stopped');
+      },
+    };
+    // A client that gives up while its request is held (its own timeout) ends the hold.
+    const gone = (): void => this.unhold(held, at);
+    res.once('close', gone);
+    this.hold(clock, held, at);
+  }
+
+  /**
+   * Ends a forwarded watch's stream cleanly at `fromMs + closeAfterMs` (as kube-apiserver ends
+   * one), on the hold clock when there is one.
+   */
+  private endWatchLater(
+    fromMs: number,
+    res: http.ServerResponse,
+    upstreamReq: http.ClientRequest,
+    upstreamRes: http.IncomingMessage,
+    closeAfterMs: number,
+  ): void {
+    const end = (): void => {
+      upstreamRes.unpipe(res);
+      if (!res.writableEnded) res.end();
+      upstreamReq.destroy();
+    };
+    const clock = this.holdClock;
+    if (clock === undefined) {
+      const timer = setTimeout(
+        () => {
+          this.timers.delete(timer);
+          end();
+        },
+        Math.max(0, fromMs + closeAfterMs - this.clock.now()),
+      );
+      this.timers.add(timer);
+      res.once('close', () => {
+        clearTimeout(timer);
+        this.timers.delete(timer);
+      });
+      return;
+    }
+    const at = Math.round((fromMs + closeAfterMs) / HOLD_GRANULARITY_MS) * HOLD_GRANULARITY_MS;
+    const timer = clock.setTimer(Math.max(at, clock.now()), () => {
+      this.watchEnds.delete(timer);
+      end();
+    });
+    this.watchEnds.add(timer);
+    res.once('close', () => {
+      if (this.watchEnds.delete(timer)) clock.cancel(timer);
+    });
   }
 
   private hold(clock: HoldClock, held: Held, at: number): void {
@@ -500,12 +587,16 @@ export class KubeProxy {
     }
   }
 
-  /** Forwards to the API server; with `after`, the answer is drained and `after` runs instead. */
+  /**
+   * Forwards to the API server; with `after`, the answer is drained and `after` runs instead;
+   * with `closeAfterMs`, a watch's stream is ended that long after the call arrived.
+   */
   private forward(
     req: http.IncomingMessage,
     res: http.ServerResponse,
     call: ProxyCall,
     after?: () => void,
+    closeAfterMs?: number,
   ): void {
     const upstream = this.upstream;
     if (upstream === undefined || this.server === undefined) {
@@ -552,6 +643,16 @@ export class KubeProxy {
       res.writeHead(call.status, out);
       res.flushHeaders();
       upstreamRes.pipe(res);
+      if (call.verb === 'watch' && call.status === 200) {
+        if (closeAfterMs !== undefined) {
+          this.endWatchLater(call.at, res, upstreamReq, upstreamRes, closeAfterMs);
+        } else {
+          this.openWatches.set(call, (ms) =>
+            this.endWatchLater(this.clock.now(), res, upstreamReq, upstreamRes, ms),
+          );
+          res.once('close', () => this.openWatches.delete(call));
+        }
+      }
     });
     upstreamReq.on('error', (err) => {
       settled();

@@ -26,8 +26,15 @@ export interface ApiServerSourceOptions {
   sinkUrl: string | (() => string);
   /** The watched resource (default: ArtifactGenerators, all namespaces). */
   resource?: ResourceRef;
-  /** Sets the CloudEvent `time` (virtual time); real time when absent. */
-  clock?: Pick<EmuClock, 'now'>;
+  /**
+   * Sets the CloudEvent `time` (virtual time); real time when absent. A full clock (with
+   * setTimer) also carries the list-watch's backoff (docs/adr/0060).
+   */
+  clock?: Pick<EmuClock, 'now'> | EmuClock;
+  /** The client of the harness's catch-up lists (default: the source's own). */
+  catchUpKubeConfig?: KubeConfig;
+  /** Seed of the list-watch's backoff jitter (default 1). */
+  seed?: number;
   /** Real ms between send attempts (default 20). */
   retryDelayMs?: number;
   log?: (msg: string, fields: Record<string, unknown>) => void;
@@ -85,11 +92,17 @@ export class ApiServerSource {
     const cluster = opts.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('ApiServerSource: the kubeconfig has no current cluster');
     this.#serverUrl = cluster.server;
+    const clock = opts.clock;
     this.#watch = new ListWatch(
       opts.kubeConfig,
       resource,
       { onEvent: (type, obj) => this.#enqueue(type, obj) },
-      opts.log ? { log: opts.log } : {},
+      {
+        ...(opts.log ? { log: opts.log } : {}),
+        ...(clock !== undefined && 'setTimer' in clock ? { clock } : {}),
+        ...(opts.catchUpKubeConfig ? { catchUpKubeConfig: opts.catchUpKubeConfig } : {}),
+        ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+      },
     );
   }
 
@@ -118,8 +131,13 @@ export class ApiServerSource {
    * Resolves once every change visible in a fresh list has come through the watch (or, with
    * `how`, every change that catch-up waits for).
    */
-  caughtUp(timeoutMs?: number, how: CatchUp = listCatchUp): Promise<void> {
+  caughtUp(timeoutMs?: number, how: CatchUp = listCatchUp): Promise<boolean> {
     return how(this.#watch, timeoutMs ?? 10_000);
+  }
+
+  /** The list-watch (its phase, re-lists and backoffs). */
+  get listWatch(): ListWatch {
+    return this.#watch;
   }
 
   /** The CloudEvent Knative makes of one watch event. */

@@ -55,6 +55,12 @@ export interface KnativeEmulationOptions {
   apiServerSourceKubeConfig?: KubeConfig;
   /** The PingSource adapter's client (Knative's controller); default kubeConfig. */
   pingSourceKubeConfig?: KubeConfig;
+  /**
+   * The client of the harness's catch-up lists (idle, settle): the harness's own reads, so they
+   * neither pass for the adapters' calls nor meet the adapters' faults (docs/adr/0060). Default:
+   * each source's own client.
+   */
+  catchUpKubeConfig?: KubeConfig;
   /** When given, the ApiServerSources start only if their ServiceAccount may get, list and watch. */
   apiServerSourceAccessCheck?: ApiServerSourceAccessCheck;
   /**
@@ -153,10 +159,14 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
     opts.kubeConfig,
     'ApiServerSource',
   );
+  const catchUpOpt = opts.catchUpKubeConfig ? { catchUpKubeConfig: opts.catchUpKubeConfig } : {};
+  let sourceSeed = 0;
   const sourceOn = (resource: typeof AG_RESOURCE, name: string): ApiServerSource =>
     new ApiServerSource({
       clock: opts.clock,
       ...logOpt,
+      ...catchUpOpt,
+      seed: ++sourceSeed,
       kubeConfig: sourceKc,
       sinkUrl,
       resource,
@@ -170,6 +180,7 @@ export function createKnativeEmulation(opts: KnativeEmulationOptions): KnativeEm
     namespace,
     staticSources: manifests.pingSources,
     ...logOpt,
+    ...catchUpOpt,
     ...opts.pingOptions,
     ...(tokens !== undefined ? { oidc: { tokens, audience: toBroker } } : {}),
     clock: opts.clock,

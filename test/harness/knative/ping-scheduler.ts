@@ -51,6 +51,8 @@ export interface PingSchedulerOptions {
   log?: (msg: string, fields: Record<string, unknown>) => void;
   /** OIDC on (docs/adr/0056): each tick carries a token of its PingSource's OIDC identity. */
   oidc?: { tokens: OidcTokenSource; audience: string };
+  /** The client of the harness's catch-up lists (default: the adapter's own). */
+  catchUpKubeConfig?: KubeConfig;
 }
 
 export interface PingFireRecord {
@@ -155,7 +157,12 @@ export class PingScheduler {
             onEvent: (type, obj) => this.#changed(obj as PingSource, type === 'DELETED'),
             onList: (items) => this.#listed(items as PingSource[]),
           },
-          opts.log ? { log: opts.log } : {},
+          {
+            ...(opts.log ? { log: opts.log } : {}),
+            clock: opts.clock,
+            seed: opts.seed ?? 1,
+            ...(opts.catchUpKubeConfig ? { catchUpKubeConfig: opts.catchUpKubeConfig } : {}),
+          },
         )
       : undefined;
   }
@@ -187,8 +194,13 @@ export class PingScheduler {
   }
 
   /** Resolves once the watch has delivered every PingSource change visible in a fresh list. */
-  async caughtUp(timeoutMs?: number, how: CatchUp = listCatchUp): Promise<void> {
-    if (this.#watch !== undefined) await how(this.#watch, timeoutMs ?? 10_000);
+  async caughtUp(timeoutMs?: number, how: CatchUp = listCatchUp): Promise<boolean> {
+    return this.#watch === undefined ? true : how(this.#watch, timeoutMs ?? 10_000);
+  }
+
+  /** The list-watch of PingSources, when it has one. */
+  get listWatch(): ListWatch | undefined {
+    return this.#watch;
   }
 
   /** Watch events received so far. */

@@ -19,6 +19,22 @@ export interface CatchUps {
 export function proxyCatchUps(proxy: KubeProxy): CatchUps {
   /** Per watch: the first call of the proxy's record not yet known to be delivered. */
   const cursors = new WeakMap<ListWatch, number>();
+  /**
+   * The watch's own list or watch connect is held by the storm on the clock (docs/adr/0060): it
+   * cannot catch up before the clock moves. Its cursor stays, so the next catch-up waits again.
+   */
+  const heldFor = (watch: ListWatch) => (): boolean => {
+    const { group, plural, namespace } = watch.resource;
+    return proxy
+      .heldCalls()
+      .some(
+        (c) =>
+          (c.verb === 'list' || c.verb === 'watch') &&
+          c.group === group &&
+          c.resource === plural &&
+          (namespace === undefined || c.namespace === namespace),
+      );
+  };
 
   /** The first pending write from `from` on (its outcome is not known yet), or the end. */
   const firstPending = (calls: readonly ProxyCall[], from: number): number => {
@@ -32,8 +48,9 @@ export function proxyCatchUps(proxy: KubeProxy): CatchUps {
     async full(watch, timeoutMs) {
       const calls = proxy.calls;
       const cursor = firstPending(calls, cursors.get(watch) ?? 0);
-      await watch.waitCaughtUp(timeoutMs);
-      cursors.set(watch, cursor);
+      const caughtUp = await watch.waitCaughtUp(timeoutMs, heldFor(watch));
+      if (caughtUp) cursors.set(watch, cursor);
+      return caughtUp;
     },
     async incremental(watch, timeoutMs) {
       const calls = proxy.calls;
@@ -46,8 +63,9 @@ export function proxyCatchUps(proxy: KubeProxy): CatchUps {
         if (c.written) versions.push(c.written);
       }
       const cursor = firstPending(calls, from);
-      await watch.waitSeen(versions, timeoutMs);
-      cursors.set(watch, cursor);
+      const caughtUp = await watch.waitSeen(versions, timeoutMs, heldFor(watch));
+      if (caughtUp) cursors.set(watch, cursor);
+      return caughtUp;
     },
   };
 }

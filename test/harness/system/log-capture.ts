@@ -7,21 +7,36 @@ export interface LogRecord {
   readonly level: string;
   readonly function: string;
   readonly msg: string;
+  /** The system's clock when the line was written (virtual epoch ms), when it has one. */
+  readonly virtualAt?: number;
   readonly [field: string]: unknown;
+}
+
+export interface LogCaptureOptions {
+  /** Keep only the lines with one of these messages (the rest are forwarded, not parsed). */
+  keep?: readonly string[];
+  /** Stamps each kept record with `virtualAt`. */
+  now?: () => number;
 }
 
 export class LogCapture implements pino.DestinationStream {
   readonly records: LogRecord[] = [];
   readonly #forward: ((line: string) => void) | undefined;
+  readonly #keep: readonly string[] | undefined;
+  readonly #now: (() => number) | undefined;
 
-  constructor(forward?: (line: string) => void) {
+  constructor(forward?: (line: string) => void, opts: LogCaptureOptions = {}) {
     this.#forward = forward;
+    this.#keep = opts.keep?.map((m) => `"msg":${JSON.stringify(m)}`);
+    this.#now = opts.now;
   }
 
   write(line: string): void {
     this.#forward?.(line);
+    if (this.#keep !== undefined && !this.#keep.some((m) => line.includes(m))) return;
     try {
-      this.records.push(JSON.parse(line) as LogRecord);
+      const record = JSON.parse(line) as LogRecord;
+      this.records.push(this.#now === undefined ? record : { ...record, virtualAt: this.#now() });
     } catch {
       this.records.push({ level: 'unparsed', function: '', msg: line });
     }

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { planStormFleet, type StormFleetOptions } from '../../harness/storm-fleet.js';
-import { P9_FLEETS, p9Size } from '../../bench/p9-storm.js';
+import { P9_FLEETS, p9Profiles, p9Size } from '../../bench/p9-storm.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -43,5 +43,18 @@ describe('storm fleet plan', () => {
     expect(p9Size('')).toBe('full');
     expect(p9Size('standard')).toBe('standard');
     expect(() => p9Size('huge')).toThrow(/P9_SIZE/);
+  });
+
+  it.each<[string | undefined, string[]]>([
+    [undefined, ['event-path']],
+    ['event-path', ['event-path']],
+    ['functions-only', ['functions-only']],
+    ['both', ['event-path', 'functions-only']],
+  ])('P9_PROFILES=%s runs %j', (value, profiles) => {
+    expect(p9Profiles(value)).toEqual(profiles);
+  });
+
+  it('P9_PROFILES: anything else refused', () => {
+    expect(() => p9Profiles('kind')).toThrow(/P9_PROFILES/);
   });
 });
