@@ -71,8 +71,8 @@ export async function warmCompileCache(root: string): Promise<Record<string, str
 }
 
 /**
- * Compiles test/bench/echo-server.ts to an .mjs file under node_modules/.cache (ignored by git,
- * lint and format; module resolution finds the project's node_modules from there).
+ * Compiles test/bench/echo-server.ts to an .mjs file in benchCacheDir (module resolution finds
+ * the project's node_modules from there).
  */
 export async function buildEchoServer(root: string): Promise<string> {
   return compileBenchServer(root, 'echo-server');
@@ -112,9 +112,14 @@ async function compileBenchServer(
   );
 }
 
-/** Where the bench writes the scripts it runs with `node` (node_modules resolves from there). */
+/**
+ * Where the bench writes the scripts it runs with `node`: the checkout's own .cache (ignored by
+ * git, lint and format), never under node_modules, which worktrees may share (a symlink), so that
+ * two checkouts' benches never run each other's baselines. Bare specifiers resolve from there to
+ * the checkout's node_modules.
+ */
 export function benchCacheDir(root: string): string {
-  return join(root, 'node_modules', '.cache', 'swr-bench');
+  return join(root, '.cache', 'swr-bench');
 }
 
 async function compileBenchModule(
