@@ -78,18 +78,30 @@ export async function buildEchoServer(root: string): Promise<string> {
   return compileBenchServer(root, 'echo-server');
 }
 
-/** The product's module that P3's baseline imports, as built in dist/. */
-const PARSER_SOURCE = '../../shared/runtime/cloudevent-http.js';
-
 /**
- * Compiles test/bench/parse-echo-server.ts like the echo, with its import of detect's parser
- * pointed at dist/ (the same JavaScript detect runs). Call after ensureBuilt.
+ * Bundles test/bench/parse-echo-server.ts (P3's baseline) as `npm run build` bundles detect:
+ * toolchain/bundle.mjs with the functions' esbuild options, so that its express, its body parser
+ * and detect's parser (shared/runtime/cloudevent-http.ts, from the same sources) are built and run
+ * exactly as detect's are (`node FILE`, production defines, the same target). Returns the file.
  */
 export async function buildParseEchoServer(root: string): Promise<string> {
-  const parser = pathToFileURL(join(root, 'dist', 'shared', 'runtime', 'cloudevent-http.js')).href;
-  return compileBenchServer(root, 'parse-echo-server', (js) =>
-    repointImport(js, 'parse-echo-server', PARSER_SOURCE, parser),
+  const outdir = join(benchCacheDir(root), 'parse-echo');
+  const run = await runNode(
+    [
+      join(root, 'toolchain', 'bundle.mjs'),
+      '--entry',
+      join(root, 'test', 'bench', 'parse-echo-server.ts'),
+      '--outdir',
+      outdir,
+    ],
+    root,
   );
+  if (run.code !== 0) {
+    throw new Error(
+      `bundling parse-echo-server.ts exited ${run.code}:\n${(run.stdout + run.stderr).slice(-4000)}`,
+    );
+  }
+  return join(outdir, 'test', 'bench', 'parse-echo-server.js');
 }
 
 /** `js` (compiled from `name`.ts) with its import of `from` pointed at `to`; it must have one. */

@@ -121,7 +121,8 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
       warmupSec: WARMUP_SEC,
       measureSec: measureSec(),
       rounds: n,
-      baseline: "express + raw body + parseCloudEvent (detect's parser), 200",
+      baseline:
+        "express + raw body + parseCloudEvent (detect's parser), 200; bundled as detect is (toolchain/bundle.mjs)",
     };
     return [
       ratioRow({
