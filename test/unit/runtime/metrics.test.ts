@@ -207,11 +207,13 @@ describe('metrics: the OpenTelemetry port', () => {
     const deliveries = byName.get('source_watcher_recovery.deliveries')!.sum!;
     expect(deliveries.isMonotonic).toBe(true);
     expect(deliveries.aggregationTemporality).toBe(2); // AGGREGATION_TEMPORALITY_CUMULATIVE
-    const label = (p: { attributes: { key: string; value: { stringValue?: string } }[] }) =>
+    const label = (p: {
+      attributes: { key: string; value: { stringValue?: string } }[];
+    }): Record<string, string | undefined> =>
       Object.fromEntries(p.attributes.map((a) => [a.key, a.value.stringValue]));
     expect(
       deliveries.dataPoints
-        .map((p) => ({ ...label(p), n: Number(p.asInt ?? p.asDouble) }))
+        .map((p): Record<string, unknown> => ({ ...label(p), n: Number(p.asInt ?? p.asDouble) }))
         .sort((a, b) => String(a['outcome']).localeCompare(String(b['outcome']))),
     ).toEqual([
       { function: 'force-drift', outcome: 'ok', n: 2 },
