@@ -6,6 +6,10 @@
 // (`node dist/functions/NAME/main.js`) run the bundles.
 //
 //   node toolchain/bundle.mjs [--outdir DIR] [--metafile FILE]   # FILE defaults to DIR-meta.json
+//   node toolchain/bundle.mjs --entry FILE.ts --outdir DIR           # another entry, same options
+//
+// --entry bundles one other program with exactly the functions' options (the bench's baselines:
+// they run as the functions run, test/bench/build.ts); its output is DIR/PATH/NAME.js.
 //
 // Prints one line per output file with its size. Exit code 1 when esbuild reports an error.
 
@@ -83,13 +87,14 @@ const clientNodeWithoutSideEffects = {
   },
 };
 
-export async function bundle({ outdir = join(ROOT, 'dist', 'bundle'), metafile } = {}) {
+export async function bundle({
+  outdir = join(ROOT, 'dist', 'bundle'),
+  metafile,
+  entryPoints = FUNCTIONS.map((f) => join(ROOT, 'functions', f, 'main.ts')),
+} = {}) {
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true });
-  const result = await build({
-    ...bundleOptions(outdir),
-    entryPoints: FUNCTIONS.map((f) => join(ROOT, 'functions', f, 'main.ts')),
-  });
+  const result = await build({ ...bundleOptions(outdir), entryPoints });
   // Node reads a .js file under a package.json without "type" as CommonJS.
   await writeFile(join(outdir, 'package.json'), '{ "type": "module" }\n');
   // Beside the bundles, not in them (the image copies dist/bundle/ only): the bench reads which
@@ -105,9 +110,15 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     return i >= 0 ? args[i + 1] : undefined;
   };
   const outdirArg = opt('--outdir');
+  const entry = opt('--entry');
+  if (entry !== undefined && outdirArg === undefined) {
+    console.error('bundle: --entry needs --outdir (dist/bundle holds the functions)');
+    process.exit(2);
+  }
   const started = performance.now();
   const { outdir, outputs } = await bundle({
     ...(outdirArg !== undefined ? { outdir: resolve(outdirArg) } : {}),
+    ...(entry !== undefined ? { entryPoints: [resolve(entry)] } : {}),
     metafile: opt('--metafile'),
   });
   let total = 0;

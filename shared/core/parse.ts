@@ -168,13 +168,18 @@ function stringMap(value: unknown): Record<string, string> | undefined {
     if (seen++ >= MAX_ANNOTATIONS) break;
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     const v = value[key];
-    if (typeof v === 'string' && v.length <= MAX_ANNOTATION_VALUE_LENGTH) {
+    if (typeof v !== 'string' || v.length > MAX_ANNOTATION_VALUE_LENGTH) continue;
+    // `__proto__` is the one key an assignment would not store as its own property (it would
+    // set the prototype); defineProperty for every key costs the no-op path (bench P3).
+    if (key === '__proto__') {
       Object.defineProperty(out, key, {
         value: v,
         enumerable: true,
         writable: true,
         configurable: true,
       });
+    } else {
+      out[key] = v;
     }
   }
   return out;

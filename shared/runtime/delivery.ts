@@ -13,6 +13,36 @@ export interface Delivery {
   readonly signal: AbortSignal;
 }
 
+/**
+ * A delivery's signal, made when something first reads it: the no-op path never does, so it
+ * costs no AbortController (bench P3, docs/adr/0069). abort() before the first read makes the
+ * signal it then gives aborted already, with the same reason.
+ */
+export class DeliveryControl implements Delivery {
+  #controller: AbortController | undefined;
+  #reason: Error | undefined;
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#reason !== undefined) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** Why it was aborted (its deadline, its client), or undefined while it runs. */
+  get reason(): Error | undefined {
+    return this.#reason;
+  }
+
+  /** Aborts the signal (read or not yet): the first reason wins. */
+  abort(reason: Error): void {
+    if (this.#reason !== undefined) return;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
 const scope = new AsyncLocalStorage<Delivery>();
 
 /** Runs `work` as part of `delivery`: every call it makes, at any depth, sees its signal. */

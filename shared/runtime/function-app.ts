@@ -7,7 +7,8 @@ import { lazyChild, type Logger } from './logger.js';
 import { HttpInputError, parseCloudEvent, type IncomingEvent } from './cloudevent-http.js';
 import { outcomeForError, retryLater, type Outcome } from './outcome.js';
 import type { Clock } from './clock.js';
-import { ClientClosedError, inDelivery, type Delivery } from './delivery.js';
+import { ClientClosedError, DeliveryControl, inDelivery } from './delivery.js';
+import { deliveryDeadlines, type DeliveryDeadlines } from './delivery-deadlines.js';
 import type { SenderAuth } from './sender-auth.js';
 
 /** Large enough for a real ArtifactGenerator with managedFields in the event data. */
@@ -48,6 +49,7 @@ export function appOptions(opts: AppOptions): Pick<FunctionAppOptions, 'isReady'
 }
 
 export function createFunctionApp(opts: FunctionAppOptions): express.Express {
+  const deadlines = opts.deadline && deliveryDeadlines(opts.deadline.clock, opts.deadline.ms);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -65,7 +67,7 @@ export function createFunctionApp(opts: FunctionAppOptions): express.Express {
     ...senderCheck(opts),
     express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES }),
     (req: Request, res: Response) => {
-      void handleEvent(req, res, opts);
+      void handleEvent(req, res, opts, deadlines);
     },
   );
 
@@ -123,7 +125,12 @@ function senderCheck(opts: FunctionAppOptions): express.RequestHandler[] {
   ];
 }
 
-async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions): Promise<void> {
+async function handleEvent(
+  req: Request,
+  res: Response,
+  opts: FunctionAppOptions,
+  deadlines: DeliveryDeadlines | undefined,
+): Promise<void> {
   const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   let event: IncomingEvent;
   try {
@@ -137,64 +144,60 @@ async function handleEvent(req: Request, res: Response, opts: FunctionAppOptions
     throw e;
   }
   const log = lazyChild(opts.logger, { ceId: event.id, ceType: event.type });
-  // One signal per delivery: its deadline, or its client closing the connection (the Broker's
-  // dispatcher does when it gives up). Every call the handler makes reads it (delivery.ts).
-  // One controller aborted by either cause (no AbortSignal.any: its composite signals are kept
-  // by Node longer than a delivery, which grew the heap by about 12 KiB per delivery).
-  // No listener is added to a signal here: a signal's first listener costs more than the rest of
-  // a no-op delivery (bench P3), so both causes call abort() directly.
-  const aborter = new AbortController();
-  let endNow: () => void = () => undefined;
-  const ended = new Promise<{ aborted: true }>((resolve) => {
-    endNow = () => resolve({ aborted: true });
-  });
-  const abort = (reason: unknown): void => {
-    if (!aborter.signal.aborted) aborter.abort(reason);
-    endNow();
-  };
-  const deadline = opts.deadline?.clock.deadline(opts.deadline.ms, abort);
+  // One signal per delivery (made only if something reads it): aborted by its deadline or by its
+  // client closing the connection (the Broker's dispatcher does when it gives up). Every call the
+  // handler makes reads it (delivery.ts). Either cause answers at once; the handler unwinds on
+  // its own (its calls fail without a request). No listener is added to a signal here, and no
+  // timer per delivery (delivery-deadlines.ts): on the no-op path they cost more than the rest of
+  // the delivery (bench P3).
+  const delivery = new DeliveryControl();
+  let ended = false;
   const onClose = (): void => {
     if (!res.writableFinished) abort(new ClientClosedError());
   };
+  const end = (outcome: Outcome): void => {
+    if (ended) return;
+    ended = true;
+    stopDeadline?.();
+    res.off('close', onClose);
+    const reason = delivery.reason;
+    if (reason !== undefined) {
+      log.warn(
+        {
+          result: outcome.result,
+          deadlineMs: opts.deadline?.ms,
+          clientClosed: reason instanceof ClientClosedError,
+        },
+        'delivery aborted',
+      );
+    }
+    if (!res.headersSent && !res.destroyed) {
+      res.status(outcome.status).json({ result: outcome.result });
+    }
+  };
+  const abort = (reason: Error): void => {
+    if (ended) return;
+    delivery.abort(reason);
+    end(abortedOutcome(reason));
+  };
+  // Never expires synchronously: end() sees it.
+  const stopDeadline = deadlines?.start(abort);
   res.once('close', onClose);
-  const signal = aborter.signal;
-  const delivery: Delivery = { signal };
-  const work = inDelivery(delivery, async () => opts.handle(event, log)).then(
-    (outcome) => ({ outcome }),
-    (error: unknown) => ({ error }),
-  );
-  // Aborted: answer now; the handler unwinds on its own (its calls fail without a request).
-  const settled = await Promise.race([work, ended]);
-  deadline?.clear();
-  res.off('close', onClose);
   let outcome: Outcome;
-  if ('aborted' in settled || signal.aborted) {
-    outcome = abortedOutcome(signal);
-  } else if ('outcome' in settled) {
-    outcome = settled.outcome;
-  } else {
-    outcome = outcomeForError(settled.error);
+  try {
+    outcome = await inDelivery(delivery, async () => opts.handle(event, log));
+  } catch (error) {
+    if (ended) return;
+    outcome = outcomeForError(error);
     const level = outcome.status >= 500 ? 'warn' : 'info';
-    log[level]({ result: outcome.result, err: errorSummary(settled.error) }, 'event failed');
+    log[level]({ result: outcome.result, err: errorSummary(error) }, 'event failed');
   }
-  if (signal.aborted) {
-    log.warn(
-      {
-        result: outcome.result,
-        deadlineMs: opts.deadline?.ms,
-        clientClosed: signal.reason instanceof ClientClosedError,
-      },
-      'delivery aborted',
-    );
-  }
-  if (!res.headersSent && !res.destroyed) {
-    res.status(outcome.status).json({ result: outcome.result });
-  }
+  end(outcome);
 }
 
 /** A delivery that ended before its handler: retryable, so the Broker redelivers it. */
-function abortedOutcome(signal: AbortSignal): Outcome {
-  return retryLater(signal.reason instanceof ClientClosedError ? 'client-closed' : 'deadline');
+function abortedOutcome(reason: Error): Outcome {
+  return retryLater(reason instanceof ClientClosedError ? 'client-closed' : 'deadline');
 }
 
 function httpStatusOf(err: unknown): number | undefined {

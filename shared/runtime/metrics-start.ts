@@ -34,13 +34,15 @@ export function countingDeliveries(
   metrics: Metrics,
 ): RequestListener {
   if (metrics === noopMetrics) return handler;
+  const deadLetter = fn === 'dead-letter';
+  // One listener function for every response ('finish' fires once each): no closure and no
+  // once() wrapper per delivery (bench P3, metrics on vs off; docs/adr/0069).
+  function counted(this: ServerResponse): void {
+    metrics.delivery(deliveryOutcome(this.statusCode, deadLetter));
+    void metrics.flush();
+  }
   return (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method === 'POST') {
-      res.once('finish', () => {
-        metrics.delivery(deliveryOutcome(res.statusCode, fn === 'dead-letter'));
-        void metrics.flush();
-      });
-    }
+    if (req.method === 'POST') res.on('finish', counted);
     handler(req, res);
   };
 }

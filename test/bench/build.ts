@@ -71,25 +71,37 @@ export async function warmCompileCache(root: string): Promise<Record<string, str
 }
 
 /**
- * Compiles test/bench/echo-server.ts to an .mjs file under node_modules/.cache (ignored by git,
- * lint and format; module resolution finds the project's node_modules from there).
+ * Compiles test/bench/echo-server.ts to an .mjs file in benchCacheDir (module resolution finds
+ * the project's node_modules from there).
  */
 export async function buildEchoServer(root: string): Promise<string> {
   return compileBenchServer(root, 'echo-server');
 }
 
-/** The product's module that P3's baseline imports, as built in dist/. */
-const PARSER_SOURCE = '../../shared/runtime/cloudevent-http.js';
-
 /**
- * Compiles test/bench/parse-echo-server.ts like the echo, with its import of detect's parser
- * pointed at dist/ (the same JavaScript detect runs). Call after ensureBuilt.
+ * Bundles test/bench/parse-echo-server.ts (P3's baseline) as `npm run build` bundles detect:
+ * toolchain/bundle.mjs with the functions' esbuild options, so that its express, its body parser
+ * and detect's parser (shared/runtime/cloudevent-http.ts, from the same sources) are built and run
+ * exactly as detect's are (`node FILE`, production defines, the same target). Returns the file.
  */
 export async function buildParseEchoServer(root: string): Promise<string> {
-  const parser = pathToFileURL(join(root, 'dist', 'shared', 'runtime', 'cloudevent-http.js')).href;
-  return compileBenchServer(root, 'parse-echo-server', (js) =>
-    repointImport(js, 'parse-echo-server', PARSER_SOURCE, parser),
+  const outdir = join(benchCacheDir(root), 'parse-echo');
+  const run = await runNode(
+    [
+      join(root, 'toolchain', 'bundle.mjs'),
+      '--entry',
+      join(root, 'test', 'bench', 'parse-echo-server.ts'),
+      '--outdir',
+      outdir,
+    ],
+    root,
   );
+  if (run.code !== 0) {
+    throw new Error(
+      `bundling parse-echo-server.ts exited ${run.code}:\n${(run.stdout + run.stderr).slice(-4000)}`,
+    );
+  }
+  return join(outdir, 'test', 'bench', 'parse-echo-server.js');
 }
 
 /** `js` (compiled from `name`.ts) with its import of `from` pointed at `to`; it must have one. */
@@ -112,9 +124,14 @@ async function compileBenchServer(
   );
 }
 
-/** Where the bench writes the scripts it runs with `node` (node_modules resolves from there). */
+/**
+ * Where the bench writes the scripts it runs with `node`: the checkout's own .cache (ignored by
+ * git, lint and format), never under node_modules, which worktrees may share (a symlink), so that
+ * two checkouts' benches never run each other's baselines. Bare specifiers resolve from there to
+ * the checkout's node_modules.
+ */
 export function benchCacheDir(root: string): string {
-  return join(root, 'node_modules', '.cache', 'swr-bench');
+  return join(root, '.cache', 'swr-bench');
 }
 
 async function compileBenchModule(

@@ -40,7 +40,7 @@ export async function measureImportCosts(
   root: string,
   specifiers: readonly string[] = RUNTIME_DEPENDENCIES,
 ): Promise<Record<string, ImportCost>> {
-  // Under node_modules so that bare specifiers resolve to the project's packages.
+  // Bare specifiers resolve from there to the project's packages.
   const dir = benchCacheDir(root);
   await mkdir(dir, { recursive: true });
   const probe = join(dir, 'import-probe.mjs');

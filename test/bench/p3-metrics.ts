@@ -1,9 +1,13 @@
-// P3's metrics row (issue 36, docs/adr/0059): the cost of metrics on detect's no-op path. The same
+// P3's metrics rows (issue 36, docs/adr/0059): the cost of metrics on detect's no-op path. The same
 // detect build, the same event, under the same load, with the OTLP export on (an endpoint that
 // answers 200, as a collector or Prometheus's receiver would; every delivery counted and flushed)
-// and off (no OTEL_* variable: the SDK is not even imported). Alternating rounds; the ratio of
-// the medians, target >= 0.95 (at most 5 % fewer events per second); and the server CPU per event
-// on vs off, which the machine's load sways less.
+// and off (no OTEL_* variable: the SDK is not even imported). Alternating rounds, each after the
+// warm-up (p3-load.ts). The cost is the server's CPU per event on vs off (target <= 1.05: at most
+// 5 % more), which a shared machine's load sways far less than the rate; the rate ratio is
+// reported beside it. The collector is a counting server in the bench's process: it gets one
+// export a second (FLUSH_DELAY_MS), not one per event, so it takes no CPU from the server that
+// matters. docs/adr/0069 records how the row was checked to show a real cost (a busy loop of
+// 50 us per delivery, injected with the export on, read as a ratio of about 1.5).
 
 import { realisticUpdate } from './events.js';
 import { runLoad } from './load.js';
@@ -11,13 +15,9 @@ import { startCountingServer } from './counting-server.js';
 import { startNoApiDetect } from './no-api-detect.js';
 import { withFirstAnswer } from '../harness/functions.js';
 import { median } from './stats.js';
-import { sized } from './smoke.js';
+import { CONNECTIONS, measureSec, rounds, spread, warmupSec } from './p3-load.js';
 import type { BenchContext, BenchRow } from './types.js';
 import { ratioRow } from './types.js';
-
-const CONNECTIONS = 10;
-const measureSec = (): number => sized(5, 1);
-const rounds = (): number => sized(6, 2);
 
 export async function metricsCostRows(ctx: BenchContext): Promise<BenchRow[]> {
   const scripts = await ctx.scripts();
@@ -51,7 +51,7 @@ export async function metricsCostRows(ctx: BenchContext): Promise<BenchRow[]> {
                 connections: CONNECTIONS,
                 durationSec,
               });
-            await load(1);
+            await load(warmupSec());
             const cpuBefore = await server.cpuMs();
             const r = await load(measureSec());
             const cpuUs = (((await server.cpuMs()) - cpuBefore) * 1000) / Math.max(1, r.ok);
@@ -73,32 +73,44 @@ export async function metricsCostRows(ctx: BenchContext): Promise<BenchRow[]> {
     const offCpu = cpu[off.name] ?? [];
     const exports = collector.total();
     if (exports === 0) throw new Error('export on: the collector received no OTLP request');
+    const cpuRatios = onCpu.map((c, i) => c / (offCpu[i] ?? NaN));
+    const rateRatios = onRates.map((r, i) => r / (offRates[i] ?? NaN));
+    const runs = {
+      connections: CONNECTIONS,
+      warmupSec: warmupSec(),
+      measureSec: measureSec(),
+      otlpRequests: exports,
+    };
     return [
+      // The cost itself: CPU per event is what the metrics add; the machine's load sways it less.
       ratioRow({
         id: 'P3',
-        metric: `detect no-op throughput, metrics exported over OTLP vs not (median of ${onRates.length})`,
-        value: median(onRates),
-        baseline: median(offRates),
-        unit: 'req/s',
-        target: 'ratio >= 0.95',
-        minRatio: 0.95,
-        detail: {
-          onRuns: onRates.map(Math.round),
-          offRuns: offRates.map(Math.round),
-          otlpRequests: exports,
-          connections: CONNECTIONS,
-          measureSec: measureSec(),
-        },
-      }),
-      // CPU per event is less swayed by the machine's load than the rate: the cost itself.
-      ratioRow({
-        id: 'P3',
-        metric: `detect server CPU per no-op event, metrics exported vs not (median of ${onCpu.length})`,
+        metric: `detect server CPU per no-op event, metrics exported over OTLP vs not (median of ${onCpu.length}; per-round ratio ${spread(cpuRatios)})`,
         value: median(onCpu),
         baseline: median(offCpu),
         unit: 'us',
-        target: 'report (the cost: ratio <= 1.05)',
-        detail: { onRuns: onCpu.map(Math.round), offRuns: offCpu.map(Math.round) },
+        target: 'ratio <= 1.05',
+        maxRatio: 1.05,
+        detail: {
+          ...runs,
+          onRuns: onCpu.map(Math.round),
+          offRuns: offCpu.map(Math.round),
+          perRoundRatios: cpuRatios.map((r) => Math.round(r * 100) / 100),
+        },
+      }),
+      ratioRow({
+        id: 'P3',
+        metric: `detect no-op throughput, metrics exported over OTLP vs not (median of ${onRates.length}; per-round ratio ${spread(rateRatios)})`,
+        value: median(onRates),
+        baseline: median(offRates),
+        unit: 'req/s',
+        target: 'report (the load sways it; cost: the CPU row)',
+        detail: {
+          ...runs,
+          onRuns: onRates.map(Math.round),
+          offRuns: offRates.map(Math.round),
+          perRoundRatios: rateRatios.map((r) => Math.round(r * 100) / 100),
+        },
       }),
     ];
   } finally {

@@ -24,21 +24,9 @@ import { createHealthyAg } from '../support/raw-kube.js';
 import { expectResult, untilResult } from './answers.js';
 import { median } from './stats.js';
 import { metricsCostRows } from './p3-metrics.js';
-import { sized } from './smoke.js';
+import { CONNECTIONS, measureSec, rounds, spread, warmupSec } from './p3-load.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { ratioRow, REPORT_ONLY, unmeasuredRow, valueRow } from './types.js';
-
-export const CONNECTIONS = 10;
-export const WARMUP_SEC = 1;
-/** Seconds of measured load per round (the smoke: 1). */
-const measureSec = (): number => sized(5, 1);
-/** Rounds per server, alternating which goes first; the medians are compared (the smoke: 2). */
-const rounds = (): number => sized(6, 2);
-
-/** min / max of xs, rounded to two decimals, as text. */
-function spread(xs: readonly number[]): string {
-  return `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
-}
 
 interface Target {
   readonly name: string;
@@ -61,7 +49,7 @@ function measure(
   return withFirstAnswer(target.script, target.env, headers, body, async (server) => {
     const load = (durationSec: number): Promise<LoadResult> =>
       runLoad(ctx.root, { url: server.url, headers, body, connections: CONNECTIONS, durationSec });
-    await load(WARMUP_SEC);
+    await load(warmupSec());
     const cpuBefore = await server.cpuMs();
     const result = await load(measureSec());
     if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
@@ -118,10 +106,11 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
     const loadDetail = {
       bodyBytes: Buffer.byteLength(body),
       connections: CONNECTIONS,
-      warmupSec: WARMUP_SEC,
+      warmupSec: warmupSec(),
       measureSec: measureSec(),
       rounds: n,
-      baseline: "express + raw body + parseCloudEvent (detect's parser), 200",
+      baseline:
+        "express + raw body + parseCloudEvent (detect's parser), 200; bundled as detect is (toolchain/bundle.mjs)",
     };
     return [
       ratioRow({

@@ -4,7 +4,8 @@
 // detect adds beyond this (its handler, the AG's normalisation, the decision, logging, the
 // outcome mapping) is what P3's ratio measures. The echo of echo-server.ts parses with the SDK's
 // HTTP.toEvent instead, which costs more than detect's reader, so it is no baseline for P3
-// (issue 21). The bench compiles this file to .mjs with the import pointed at dist/.
+// (issue 21). The bench bundles this file as detect is bundled (toolchain/bundle.mjs --entry,
+// test/bench/build.ts): the same esbuild options, the parser from the same sources.
 //
 // Environment: PORT (required).
 

@@ -88,13 +88,22 @@ describe("a delivery's signal", () => {
     expect(sink.events.filter((e) => e.type === 'late')).toHaveLength(0);
   });
 
-  it('a delivery that ends in time answers its outcome and leaves no deadline armed', async () => {
+  it('a delivery that ends in time answers its outcome, and its deadline never fires', async () => {
     const clock = new VirtualClock({ start: 0 });
-    const s = await app(clock, () => Promise.resolve(handled('done')));
+    let signal: AbortSignal | undefined;
+    const s = await app(clock, () => {
+      signal = deliverySignal();
+      return Promise.resolve(handled('done'));
+    });
     expect(await postEvent(s.url, cloudEvent({ type: 'any', data: {} }))).toMatchObject({
       status: 200,
       body: { result: 'done' },
     });
+    // The deliveries' one timer (delivery-deadlines.ts) may still be armed: it fires for nothing
+    // and is not armed again.
+    expect(clock.pendingTimers).toBeLessThanOrEqual(1);
+    await clock.advance(DEADLINE_MS * 2);
+    expect(signal?.aborted).toBe(false);
     expect(clock.pendingTimers).toBe(0);
   });
 
@@ -115,7 +124,9 @@ describe("a delivery's signal", () => {
     await expect.poll(() => seen.emit).toBe('EmitError');
     expect(seen.reason).toBeInstanceOf(ClientClosedError);
     expect(sink.events.filter((e) => e.type === 'late')).toHaveLength(0);
-    // The deadline was disarmed with the delivery.
+    // The deadline was disarmed with the delivery: the deliveries' timer fires for nothing.
+    await clock.advance(DEADLINE_MS * 2);
+    expect(seen.reason).toBeInstanceOf(ClientClosedError);
     expect(clock.pendingTimers).toBe(0);
   });
 });

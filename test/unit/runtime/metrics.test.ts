@@ -129,6 +129,8 @@ interface OtlpBody {
       metrics: {
         name: string;
         sum?: {
+          isMonotonic?: boolean;
+          aggregationTemporality?: number;
           dataPoints: {
             asInt?: number;
             asDouble?: number;
@@ -176,6 +178,8 @@ describe('metrics: the OpenTelemetry port', () => {
     metrics.forced(ag, 9);
     metrics.recovered(ag, 45);
     metrics.delivery('ok');
+    metrics.delivery('ok');
+    metrics.delivery('retry');
     await metrics.shutdown();
     expect(bodies.length).toBeGreaterThan(0);
     const last = bodies.at(-1)!.resourceMetrics[0]!;
@@ -198,6 +202,23 @@ describe('metrics: the OpenTelemetry port', () => {
       .sum!.dataPoints.map((p) => p.attributes.find((a) => a.key === 'attempt')?.value.stringValue)
       .sort();
     expect(attempts).toEqual(['1', '2', '6+']);
+    // Deliveries are tallied and observed at collection: the same cumulative monotonic sum
+    // (Prometheus's *_total) a counter exports, one point per function and outcome.
+    const deliveries = byName.get('source_watcher_recovery.deliveries')!.sum!;
+    expect(deliveries.isMonotonic).toBe(true);
+    expect(deliveries.aggregationTemporality).toBe(2); // AGGREGATION_TEMPORALITY_CUMULATIVE
+    const label = (p: {
+      attributes: { key: string; value: { stringValue?: string } }[];
+    }): Record<string, string | undefined> =>
+      Object.fromEntries(p.attributes.map((a) => [a.key, a.value.stringValue]));
+    expect(
+      deliveries.dataPoints
+        .map((p): Record<string, unknown> => ({ ...label(p), n: Number(p.asInt ?? p.asDouble) }))
+        .sort((a, b) => String(a['outcome']).localeCompare(String(b['outcome']))),
+    ).toEqual([
+      { function: 'force-drift', outcome: 'ok', n: 2 },
+      { function: 'force-drift', outcome: 'retry', n: 1 },
+    ]);
     expect(
       Number(byName.get('source_watcher_recovery.stall.duration')!.histogram!.dataPoints[0]!.count),
     ).toBe(1);
