@@ -4,7 +4,8 @@
 // so the order they start in is the order they expire in: a Set (insertion-ordered) holds the
 // pending ones, the timer is armed for the first, and when it fires it expires every delivery
 // that is due and re-arms for the next. A delivery that ends is deleted from the Set; the timer,
-// if it was armed for it, fires once for nothing and re-arms.
+// if it was armed for it, fires once for nothing and re-arms, unless no delivery is left: then it
+// is cleared.
 
 import { DeadlineError, type Clock, type Deadline } from './clock.js';
 
@@ -43,6 +44,11 @@ export function deliveryDeadlines(clock: Clock, ms: number): DeliveryDeadlines {
       if (timer === undefined) arm();
       return () => {
         pending.delete(p);
+        // Idle: no timer left behind (a stopped function leaves nothing on its clock).
+        if (pending.size === 0 && timer !== undefined) {
+          timer.clear();
+          timer = undefined;
+        }
       };
     },
   };

@@ -1,6 +1,7 @@
 // The deliveries' deadlines on one timer (shared/runtime/delivery-deadlines.ts): each delivery
 // expires once its time has passed on the monotonic clock, in the order they started, never when
-// it ended first; and however many deliveries run, at most one timer of the clock is armed.
+// it ended first; however many deliveries run, at most one timer of the clock is armed, and none
+// once no delivery is left.
 
 import { describe, expect, it } from 'vitest';
 import { DeadlineError } from '../../../shared/runtime/clock.js';
@@ -93,18 +94,32 @@ describe('delivery deadlines on one timer', () => {
     for (const r of reasons) expect(r).toEqual(new DeadlineError(MS));
   });
 
-  it('a thousand deliveries that end in time arm one timer, and it fires for nothing', () => {
+  it('a thousand overlapping deliveries that end in time arm one timer; idle, none is left', () => {
     const clock = new SettableClock(0);
     const deadlines = deliveryDeadlines(clock, MS);
     let expired = 0;
+    // Two in flight at a time (as under load): the Set never empties until the last one ends.
+    let previous = deadlines.start(() => expired++);
     for (let i = 0; i < 1000; i++) {
       const stop = deadlines.start(() => expired++);
       clock.advance(1);
-      stop();
+      previous();
+      previous = stop;
       expect(clock.pendingDeadlines).toBe(1);
     }
+    previous();
+    // No delivery left: the timer is cleared, so a stopped function leaves nothing on its clock.
+    expect(clock.pendingDeadlines).toBe(0);
     clock.advance(MS * 2);
     expect(expired).toBe(0);
+  });
+
+  it('a delivery that ends alone leaves no timer armed', () => {
+    const clock = new SettableClock(0);
+    const deadlines = deliveryDeadlines(clock, MS);
+    const stop = deadlines.start(() => undefined);
+    expect(clock.pendingDeadlines).toBe(1);
+    stop();
     expect(clock.pendingDeadlines).toBe(0);
   });
 });
