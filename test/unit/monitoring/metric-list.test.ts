@@ -192,7 +192,9 @@ const byOtel = <T extends { otel: string }>(xs: T[]): Map<string, T> =>
 describe('monitoring: the metric list in docs/operations.md', () => {
   it('every instrument created in metrics-otel.ts is exported by the test (each method recorded)', () => {
     const source = readFileSync(join(ROOT, 'shared/runtime/metrics-otel.ts'), 'utf8');
-    const created = source.match(/\bmeter\s*\.create(?:Observable)?(?:Counter|Histogram|UpDownCounter|Gauge)\(/g);
+    const created = source.match(
+      /\bmeter\s*\.create(?:Observable)?(?:Counter|Histogram|UpDownCounter|Gauge)\(/g,
+    );
     expect(instruments.length).toBeGreaterThan(0);
     expect(instruments.length).toBe(created?.length);
   });
