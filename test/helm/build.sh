@@ -6,24 +6,20 @@
 # docs/adr/0065.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-# shellcheck source=../setup/progress.sh
-source ../setup/progress.sh
+# shellcheck source=../setup/go-bin.sh
+source ../setup/go-bin.sh
 
-stamp=.cache/bin.stamp
-want="$(sha256sum build.sh go.mod go.sum | sha256sum | cut -c1-16)"
-if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && [[ -x .cache/bin/helm ]]; then
+want="$(go_bin_stamp build.sh go.mod go.sum)"
+if go_bin_up_to_date "$want" helm; then
   echo "helm: up to date (.cache/bin/helm)"
   exit 0
 fi
-version="$(sed -n 's/^\(require \)\{0,1\}[[:space:]]*helm.sh\/helm\/v3 \(v[^ ]*\).*$/\2/p' go.mod)"
+version="$(go_module_version helm.sh/helm/v3)"
 echo "helm: building helm from helm.sh/helm/v3 $version into .cache/bin (the first build downloads about 100 Go modules: a few minutes on 2 cores; later builds reuse Go's caches)"
 start=$(date +%s)
-rm -rf .cache/bin.tmp && mkdir -p .cache/bin .cache/bin.tmp
+go_bin_begin
 # The version helm prints (`helm version`) is set the way Helm's own Makefile sets it.
-with_progress "building helm" env GOFLAGS="${GOFLAGS:-} -mod=mod" \
-  go build -trimpath -buildvcs=false -ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$version" \
-  -o .cache/bin.tmp/helm helm.sh/helm/v3/cmd/helm
-mv .cache/bin.tmp/helm .cache/bin/helm
-rmdir .cache/bin.tmp 2>/dev/null || true
-echo "$want" >"$stamp"
+go_bin_build helm -ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$version" \
+  helm.sh/helm/v3/cmd/helm
+go_bin_finish "$want" helm
 echo "helm: built in $(( $(date +%s) - start )) s"

@@ -8,22 +8,18 @@
 # module's files) matches.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-# shellcheck source=../setup/progress.sh
-source ../setup/progress.sh
+# shellcheck source=../setup/go-bin.sh
+source ../setup/go-bin.sh
 
-stamp=.cache/bin.stamp
-want="$(sha256sum build.sh go.mod go.sum ./*.go | sha256sum | cut -c1-16)"
-if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && [[ -x .cache/bin/knative-validate ]]; then
+want="$(go_bin_stamp build.sh go.mod go.sum ./*.go)"
+if go_bin_up_to_date "$want" knative-validate; then
   echo "knative-validate: up to date (.cache/bin/knative-validate)"
   exit 0
 fi
-version="$(sed -n 's/^\(require \)\{0,1\}[[:space:]]*knative.dev\/serving \(v[^ ]*\).*$/\2/p' go.mod)"
+version="$(go_module_version knative.dev/serving)"
 echo "knative-validate: building against knative.dev/serving $version into .cache/bin (the first build downloads about 40 Go modules; later builds reuse Go's caches)"
 start=$(date +%s)
-rm -rf .cache/bin.tmp && mkdir -p .cache/bin .cache/bin.tmp
-with_progress "building knative-validate" env GOFLAGS="${GOFLAGS:-} -mod=mod" \
-  go build -trimpath -buildvcs=false -o .cache/bin.tmp/knative-validate .
-mv .cache/bin.tmp/knative-validate .cache/bin/knative-validate
-rmdir .cache/bin.tmp 2>/dev/null || true
-echo "$want" >"$stamp"
+go_bin_begin
+go_bin_build knative-validate .
+go_bin_finish "$want" knative-validate
 echo "knative-validate: built in $(( $(date +%s) - start )) s"

@@ -1,7 +1,8 @@
-# Sourced by test/apiserver/build.sh and test/crds/generate.sh: runs a long build step with its
-# output in a log file and prints one progress line every PROGRESS_EVERY seconds (what is being
-# built, the elapsed time, how many Go modules it has downloaded so far) instead of a screen of
-# `go: downloading` lines. On failure the step's log tail is printed and its exit status returned.
+# Sourced by test/apiserver/build.sh, test/crds/generate.sh and test/setup/go-bin.sh (the Go
+# tools' builds): runs a long build step with its output in a log file and prints one progress
+# line every PROGRESS_EVERY seconds (what is being built, the elapsed time, how many Go modules it
+# has downloaded so far) instead of a screen of `go: downloading` lines. On failure the step's log
+# tail is printed and its exit status returned.
 # Set SWR_BUILD_VERBOSE=1 to see the step's own output as it comes.
 
 PROGRESS_EVERY="${PROGRESS_EVERY:-30}"
