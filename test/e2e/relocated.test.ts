@@ -23,7 +23,7 @@ import {
   type ServiceAccountName,
   type ServiceAccountTokens,
 } from '../setup/cluster-rbac.js';
-import { knativeServiceAudience } from '../../shared/core/sender-auth.js';
+import { functionAudience } from '../../shared/core/sender-auth.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
 import { OidcTokenProvider, type OidcSender } from '../harness/knative/index.js';
 import { TRIGGER_GK } from '../harness/knative/oidc-identity.js';
@@ -198,7 +198,7 @@ describe('e2e: the moved install with sender authentication on', () => {
       env,
     });
     try {
-      const audience = knativeServiceAudience(MOVED, 'surface-stalled');
+      const audience = functionAudience('surface-stalled');
       expect(fn.config.auth.audience).toBe(audience);
       const resync: OidcSender = {
         group: TRIGGER_GK[0],
