@@ -81,8 +81,7 @@ export function parseSenderAuthConfig(
 
   const service = text('K_SERVICE');
   const audience =
-    text(ENV_AUTH_AUDIENCE) ??
-    (service !== undefined ? functionAudience(service) : undefined);
+    text(ENV_AUTH_AUDIENCE) ?? (service !== undefined ? functionAudience(service) : undefined);
   if (audience !== undefined && (audience.length > 253 || /\s|,/.test(audience))) {
     problems.push(
       `${ENV_AUTH_AUDIENCE}: expected one audience (no spaces or commas, at most 253 characters)`,

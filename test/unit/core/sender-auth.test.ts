@@ -100,7 +100,9 @@ describe('parseSenderAuthConfig', () => {
   });
 
   it('the audience names the function, lower case, and no namespace (ADR 68)', () => {
-    expect(functionAudience('Force-Drift')).toBe('source-watcher-recovery.cozystack.io/force-drift');
+    expect(functionAudience('Force-Drift')).toBe(
+      'source-watcher-recovery.cozystack.io/force-drift',
+    );
     const a = parseSenderAuthConfig({ RECOVERY_AUTH: 'oidc', K_SERVICE: 'detect' }, 'ns-a');
     const b = parseSenderAuthConfig({ RECOVERY_AUTH: 'oidc', K_SERVICE: 'detect' }, 'ns-b');
     expect(a.config.audience).toBe('source-watcher-recovery.cozystack.io/detect');
