@@ -5,10 +5,12 @@
 // under the time rule is forced by the follow-up alarm detect creates in the moved namespace (the
 // detect-alarm Trigger matches it by its recoverytimer extension, whatever the namespace), the
 // resync PingSource of the moved namespace reaches detect and surface-stalled, and nothing is
-// written in the default namespace. With sender authentication on (the sender-auth overlay moved
-// the same way, docs/adr/0068), a function of the moved install hears its own Triggers' identities
-// in the moved namespace and refuses the same Triggers of the default namespace (real TokenRequest
-// tokens, checked by the function's TokenReview as its moved ServiceAccount).
+// written in the default namespace. With sender authentication on (test/relocated/sender-auth:
+// the sender-auth overlay moved the same way, with follow-namespace.yaml, docs/adr/0068), the same
+// recovery runs through the emulated Broker with every delivery carrying a real TokenRequest token
+// of a moved Trigger for the function's audience (which names no namespace), each checked by the
+// function's TokenReview; and a function of the moved install refuses the same Trigger of the
+// default namespace (403). The emulated ingress does not enforce the EventPolicy (ADR 56).
 
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
