@@ -42,17 +42,23 @@ export function inNamespace(namespace: string, name: string): string {
   return `system:serviceaccount:${namespace}:${name}`;
 }
 
-/** The audience group/kind of a Knative Service, as Eventing formats an Addressable's audience. */
-export const KNATIVE_SERVICE_AUDIENCE_PREFIX = 'serving.knative.dev/service';
+/**
+ * The prefix of a function's audience: the product's API domain, not Knative's
+ * `<group>/<kind>/<namespace>/<name>` (Serving publishes no audience of its own, ADR 56). It names
+ * no namespace, so the Triggers' `subscriber.audience` holds under a kustomize `namespace:`
+ * (docs/adr/0068); a token of another install (same audience) is still refused by the sender
+ * check, whose usernames are qualified by the function's own namespace.
+ */
+export const FUNCTION_AUDIENCE_PREFIX = 'source-watcher-recovery.cozystack.io';
 
-/** `<group>/<kind>/<namespace>/<name>`, lower case: Knative's audience of an Addressable. */
-export function knativeServiceAudience(namespace: string, service: string): string {
-  return `${KNATIVE_SERVICE_AUDIENCE_PREFIX}/${namespace}/${service}`.toLowerCase();
+/** `source-watcher-recovery.cozystack.io/<function>`, lower case: the audience a function checks. */
+export function functionAudience(service: string): string {
+  return `${FUNCTION_AUDIENCE_PREFIX}/${service}`.toLowerCase();
 }
 
 /**
- * RECOVERY_AUTH (off|oidc, default off), RECOVERY_AUTH_AUDIENCE (default: the Knative Service's
- * audience from K_SERVICE, which Knative Serving sets, and the install namespace) and
+ * RECOVERY_AUTH (off|oidc, default off), RECOVERY_AUTH_AUDIENCE (default: the function's audience
+ * from K_SERVICE, which Knative Serving sets: functionAudience, naming no namespace) and
  * RECOVERY_AUTH_SENDERS (comma-separated: a bare ServiceAccount name is one in the install
  * namespace, `system:serviceaccount:<namespace>:<name>`, so the shipped list names no namespace
  * and follows the install where it moves, docs/adr/0068; a full username, with a `:`, is taken as
@@ -75,8 +81,7 @@ export function parseSenderAuthConfig(
 
   const service = text('K_SERVICE');
   const audience =
-    text(ENV_AUTH_AUDIENCE) ??
-    (service !== undefined ? knativeServiceAudience(namespace, service) : undefined);
+    text(ENV_AUTH_AUDIENCE) ?? (service !== undefined ? functionAudience(service) : undefined);
   if (audience !== undefined && (audience.length > 253 || /\s|,/.test(audience))) {
     problems.push(
       `${ENV_AUTH_AUDIENCE}: expected one audience (no spaces or commas, at most 253 characters)`,

@@ -206,7 +206,7 @@ export function loadConfig(
     else throw e;
   }
 
-  // The install namespace is the Services' namespace: it names the audience.
+  // The install namespace qualifies the bare sender names (the audience names none, ADR 68).
   const auth = parseSenderAuthConfig(env, alarmNamespace);
   errors.push(...auth.problems);
 

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { knativeServiceAudience } from '../../shared/core/sender-auth.js';
+import { functionAudience } from '../../shared/core/sender-auth.js';
 import { OidcTokenProvider, oidcSubject } from '../harness/knative/index.js';
 import { withToken } from '../setup/cluster-rbac.js';
 import { RECOVERY_NAMESPACE } from '../support/manifests.js';
@@ -244,7 +244,7 @@ async function authRows(ctx: BenchContext): Promise<BenchRow[]> {
   const { server, kc } = cluster;
   const scripts = await ctx.scripts();
   const { body, headers } = realisticUpdate();
-  const audience = knativeServiceAudience(RECOVERY_NAMESPACE, 'detect');
+  const audience = functionAudience('detect');
   const sender = { group: 'eventing.knative.dev', kind: 'Trigger', name: 'detect-ag-update' };
   const token = await new OidcTokenProvider({
     kubeConfig: kc,

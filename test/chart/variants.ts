@@ -130,6 +130,12 @@ export function allSettings(): Settings[] {
   return out;
 }
 
+/** knative/components/sender-auth/follow-namespace.yaml's replacements, inline. */
+function followNamespace(): unknown[] {
+  const file = path.join(KNATIVE_DIR, 'components', 'sender-auth', 'follow-namespace.yaml');
+  return parse(readFileSync(file, 'utf8')) as unknown[];
+}
+
 /**
  * The kustomization (as YAML) that renders one combination, for a directory `at`: knative/'s, or
  * overlays/observe's or overlays/off's with all its own fields; without what overlays/flux-only leaves out of
@@ -164,6 +170,14 @@ export function kustomizationFor(settings: Settings, at: string): string {
   const scope = settings.scoped ? scopedParts() : undefined;
   if (scope !== undefined) {
     own.patches = [...((own.patches as unknown[] | undefined) ?? []), ...scope.patches];
+  }
+  if (settings.senderAuth) {
+    // As a moved install's overlay lists it (docs/adr/0068): the EventPolicy's subs then carry
+    // the namespace token, which the templates make the chart's namespace.
+    own.replacements = [
+      ...((own.replacements as unknown[] | undefined) ?? []),
+      ...followNamespace(),
+    ];
   }
   const k: Record<string, unknown> = {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',

@@ -9,7 +9,7 @@
 
 import * as k8s from '@kubernetes/client-node';
 import { HTTP, type CloudEventV1 } from 'cloudevents';
-import { knativeServiceAudience } from '../../shared/core/sender-auth.js';
+import { functionAudience } from '../../shared/core/sender-auth.js';
 import {
   PS_API_GROUP,
   PS_PLURAL,
@@ -31,7 +31,6 @@ import {
   uniqueName,
 } from '../support/apiserver.js';
 import { postRaw } from '../support/http-events.js';
-import { RECOVERY_NAMESPACE } from '../support/manifests.js';
 import { tenantKubeConfig } from '../support/tenant-identity.js';
 import { kc } from './scenario-kit.js';
 
@@ -69,7 +68,7 @@ export async function deliverDirectly(
 export async function intruderToken(system: System, fn: FunctionName): Promise<string> {
   const tokens = system.knative.tokens;
   if (tokens === undefined) throw new Error('the system runs without OIDC tokens (oidc: true)');
-  return tokens.tokenFor(INTRUDER, knativeServiceAudience(RECOVERY_NAMESPACE, fn));
+  return tokens.tokenFor(INTRUDER, functionAudience(fn));
 }
 
 export interface ForgedAg {

@@ -5,10 +5,12 @@
 // under the time rule is forced by the follow-up alarm detect creates in the moved namespace (the
 // detect-alarm Trigger matches it by its recoverytimer extension, whatever the namespace), the
 // resync PingSource of the moved namespace reaches detect and surface-stalled, and nothing is
-// written in the default namespace. With sender authentication on (the sender-auth overlay moved
-// the same way, docs/adr/0068), a function of the moved install hears its own Triggers' identities
-// in the moved namespace and refuses the same Triggers of the default namespace (real TokenRequest
-// tokens, checked by the function's TokenReview as its moved ServiceAccount).
+// written in the default namespace. With sender authentication on (test/relocated/sender-auth:
+// the sender-auth overlay moved the same way, with follow-namespace.yaml, docs/adr/0068), the same
+// recovery runs through the emulated Broker with every delivery carrying a real TokenRequest token
+// of a moved Trigger for the function's audience (which names no namespace), each checked by the
+// function's TokenReview; and a function of the moved install refuses the same Trigger of the
+// default namespace (403). The emulated ingress does not enforce the EventPolicy (ADR 56).
 
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +25,7 @@ import {
   type ServiceAccountName,
   type ServiceAccountTokens,
 } from '../setup/cluster-rbac.js';
-import { knativeServiceAudience } from '../../shared/core/sender-auth.js';
+import { functionAudience } from '../../shared/core/sender-auth.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
 import { OidcTokenProvider, type OidcSender } from '../harness/knative/index.js';
 import { TRIGGER_GK } from '../harness/knative/oidc-identity.js';
@@ -180,7 +182,71 @@ async function postPing(url: string, token: string): Promise<Answer> {
   };
 }
 
-describe('e2e: the moved install with sender authentication on', () => {
+describe('e2e: the moved install with sender authentication on, through the Broker', () => {
+  it('recovers a lost Ready write through its own alarm with every delivery authenticated', async () => {
+    const senderAuth = renderKustomize(RELOCATED_SENDER_AUTH);
+    const manifests = toKnativeManifests(senderAuth);
+    // The Triggers ask for the function's audience, which names no namespace (ADR 68).
+    for (const t of manifests.triggers) {
+      expect(t.subscriber.audience, t.name).toBe(functionAudience(t.subscriber.service));
+    }
+    const system = await startSystem({
+      oidc: true,
+      env: {
+        ...findRecoveryConfig(senderAuth).data,
+        RECOVERY_EARLY_DETECTION: 'off',
+        RECOVERY_GRACE_PERIOD: '30s',
+      },
+      envOf: (name) => serviceEnv(senderAuth, name),
+      serviceAccountTokens: tokens,
+      install: { namespace: MOVED, manifests },
+    });
+    const pair = await createPair(system, { lose: { times: 1 } });
+    await system.runUntil(() => system.progress.of(pair.key).recoveries.length > 0, {
+      maxVirtualMs: 3 * MINUTE,
+      what: 'recovery through the alarm, sender-authenticated',
+    });
+    await system.advance(6 * MINUTE);
+
+    expect(system.progress.of(pair.key).forces.map((f) => f.attempt)).toEqual([1]);
+    expect(await agReady(pair.ref)).toMatchObject({ status: 'True', reason: 'Succeeded' });
+    expect(await psReady(pair.name)).toMatchObject({ status: 'True', reason: 'Succeeded' });
+
+    // Every delivery carried a token of a moved Trigger, and its function heard it.
+    const broker = system.knative.broker;
+    const refused = broker.deliveries.filter((d) => d.status === 401 || d.status === 403);
+    expect(refused.map((d) => `${d.trigger} ${d.status}`)).toEqual([]);
+    for (const trigger of [
+      'detect-alarm',
+      'detect-resync',
+      'surface-stalled-resync',
+      'force-drift-force',
+    ]) {
+      const ok = broker.deliveriesTo(trigger).filter((d) => d.outcome === 'delivered');
+      expect(ok.length, trigger).toBeGreaterThan(0);
+      expect(
+        ok.every((d) => d.token !== undefined),
+        trigger,
+      ).toBe(true);
+    }
+    for (const fn of ['detect', 'force-drift', 'surface-stalled'] as const) {
+      const reviews = system.proxy.callsMatching({ clientTag: fn, resource: 'tokenreviews' });
+      expect(reviews.length, fn).toBeGreaterThan(0);
+      expect(
+        reviews.every((c) => c.status === 201),
+        fn,
+      ).toBe(true);
+    }
+    expect(await readAlarm(kc, RECOVERY_NAMESPACE)).toBeUndefined();
+    report('moved sender-auth through the Broker', {
+      namespace: MOVED,
+      deliveries: broker.deliveries.length,
+      refused: refused.length,
+    });
+  });
+});
+
+describe('e2e: the moved install with sender authentication on, one function', () => {
   it("hears its own Triggers' identities in the moved namespace, refuses the default namespace's", async () => {
     const senderAuth = renderKustomize(RELOCATED_SENDER_AUTH);
     const env: Record<string, string> = {
@@ -198,7 +264,7 @@ describe('e2e: the moved install with sender authentication on', () => {
       env,
     });
     try {
-      const audience = knativeServiceAudience(MOVED, 'surface-stalled');
+      const audience = functionAudience('surface-stalled');
       expect(fn.config.auth.audience).toBe(audience);
       const resync: OidcSender = {
         group: TRIGGER_GK[0],

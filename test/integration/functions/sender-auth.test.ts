@@ -5,7 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as k8s from '@kubernetes/client-node';
-import { knativeServiceAudience } from '../../../shared/core/sender-auth.js';
+import { functionAudience } from '../../../shared/core/sender-auth.js';
 import { createTokenReviewer } from '../../../shared/kube/token-review.js';
 import { loadPodConfig } from '../../support/pod-config.js';
 import { createSenderAuth } from '../../../shared/runtime/sender-auth.js';
@@ -26,7 +26,7 @@ const trigger = (name: string): OidcSender => ({
 });
 /** detect's senders: its Triggers (two of them here), as knative/components/sender-auth lists. */
 const DETECT_TRIGGERS = ['detect-ag-update', 'detect-resync'];
-const audienceOf = (fn: string) => knativeServiceAudience(NS, fn);
+const audienceOf = (fn: string) => functionAudience(fn);
 
 /** The env that turns the check on for `fn`, hearing `triggers`. */
 const authEnv = (fn: string, triggers: readonly string[]) => ({

@@ -4,7 +4,7 @@ import {
   bearerToken,
   cacheUntil,
   ExpiringLru,
-  knativeServiceAudience,
+  functionAudience,
   parseSenderAuthConfig,
   precheck,
   reviewVerdict,
@@ -12,7 +12,7 @@ import {
   unverifiedClaims,
 } from '../../../shared/core/sender-auth.js';
 
-const AUD = 'serving.knative.dev/service/source-watcher-recovery/detect';
+const AUD = 'source-watcher-recovery.cozystack.io/detect';
 
 /** An unsigned compact JWS with this payload (the signature is never looked at here). */
 function jwt(payload: unknown): string {
@@ -99,10 +99,19 @@ describe('parseSenderAuthConfig', () => {
     expect(problems.join('\n')).toMatch(message);
   });
 
-  it('the audience is Eventing format, lower case', () => {
-    expect(knativeServiceAudience('NS', 'Force-Drift')).toBe(
-      'serving.knative.dev/service/ns/force-drift',
+  it('the audience names the function, lower case, and no namespace (ADR 68)', () => {
+    expect(functionAudience('Force-Drift')).toBe(
+      'source-watcher-recovery.cozystack.io/force-drift',
     );
+    const a = parseSenderAuthConfig({ RECOVERY_AUTH: 'oidc', K_SERVICE: 'detect' }, 'ns-a');
+    const b = parseSenderAuthConfig({ RECOVERY_AUTH: 'oidc', K_SERVICE: 'detect' }, 'ns-b');
+    expect(a.config.audience).toBe('source-watcher-recovery.cozystack.io/detect');
+    expect(b.config.audience).toBe(a.config.audience);
+    // What refuses another install's token: the senders, qualified by each one's namespace.
+    const senders = { RECOVERY_AUTH_SENDERS: 'detect-resync-oidc-eventing.knative.dev-trigger' };
+    const inA = parseSenderAuthConfig({ ...senders, RECOVERY_AUTH: 'oidc' }, 'ns-a').config;
+    const inB = parseSenderAuthConfig({ ...senders, RECOVERY_AUTH: 'oidc' }, 'ns-b').config;
+    expect(inA.allowedSenders).not.toEqual(inB.allowedSenders);
   });
 });
 

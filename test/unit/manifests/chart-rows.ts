@@ -88,6 +88,22 @@ export const CHART_ROWS: ChartRow[] = [
     kustomize: () => renderKustomize(SENDER_AUTH),
   },
   {
+    // A moved sender-authenticated install as docs/operations.md writes it (ADR 68): its
+    // follow-namespace.yaml replacements, inline here.
+    name: 'sender-auth in another namespace = overlays/sender-auth with namespace: and follow-namespace.yaml',
+    values: { senderAuth: { enabled: true }, namespace: { name: 'cozy-swr' } },
+    kustomize: (w) =>
+      overlay(w, 'sender-auth-ns', SENDER_AUTH, {
+        namespace: 'cozy-swr',
+        replacements: parse(
+          readFileSync(
+            path.join(REPO_ROOT, 'knative/components/sender-auth/follow-namespace.yaml'),
+            'utf8',
+          ),
+        ) as unknown,
+      }),
+  },
+  {
     name: 'another namespace = knative/ with namespace:',
     values: { namespace: { name: 'cozy-source-watcher-recovery' } },
     kustomize: (w) => overlay(w, 'ns', BASE, { namespace: 'cozy-source-watcher-recovery' }),

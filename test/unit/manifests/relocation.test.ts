@@ -3,12 +3,14 @@
 // namespace and keeps no value that names the default one: not in the ConfigMap (no
 // ALARM_NAMESPACE, no BROKER_URL), not in the Trigger filters (the PingSources' recoverytimer
 // extension), not in the admission policies (their param is the install's Namespace).
-// One exception, listed: the Triggers' `subscriber.audience`, inert unless sender authentication
-// is on, and that component (knative/components/sender-auth) names the namespace in its EventPolicy
-// `sub`s (Eventing matches `sub` with a trailing * only); its senders (RECOVERY_AUTH_SENDERS) are
-// bare ServiceAccount names the functions qualify with their namespace (docs/adr/0068).
+// Sender authentication too (docs/adr/0068): the Triggers' `subscriber.audience` names the
+// function, not the namespace; the Broker's EventPolicy names the senders that always exist by
+// `ref` (its namespace defaults to the policy's); its senders (RECOVERY_AUTH_SENDERS) are bare
+// ServiceAccount names the functions qualify with their namespace. The one thing a moved overlay
+// adds: knative/components/sender-auth/follow-namespace.yaml, for the policy's two `sub`s (the
+// senders that may not exist); without it exactly those two name the default namespace.
 
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,10 +21,17 @@ import {
   REPO_ROOT,
   type K8sObject,
 } from '../../support/manifests.js';
-import { BASE, CLUSTER_SCOPED, FLUX_ONLY, OBSERVE, OFF, recoveryConfig } from './renders.js';
+import { CLUSTER_SCOPED, ENTRY_POINTS, recoveryConfig } from './renders.js';
 import { senderAllowed } from '../../../shared/core/sender-auth.js';
 import { toKnativeManifests } from '../../harness/knative/manifests.js';
-import { oidcSubject, TRIGGER_GK } from '../../harness/knative/oidc-identity.js';
+import {
+  APISERVERSOURCE_GK,
+  oidcSubject,
+  PINGSOURCE_GK,
+  SINKBINDING_GK,
+  TRIGGER_GK,
+} from '../../harness/knative/oidc-identity.js';
+import { resolveEventPolicy } from '../../harness/knative/event-policy.js';
 import { loadPodConfig } from '../../support/pod-config.js';
 
 /** A Knative Service's container env, as a map. */
@@ -52,15 +61,11 @@ function strings(value: unknown, at: string, out: [string, string][] = []): [str
   return out;
 }
 
-/** The one exception (see above): read by Eventing only with authentication-oidc on. */
-const INERT_AUDIENCE = '.spec.subscriber.audience';
-
 /** Values that name the default namespace, as `Kind/name path = value`. */
 function namespaceValues(objects: readonly K8sObject[]): string[] {
   return objects.flatMap((o) =>
     strings(o, '')
       .filter(([at]) => !(CLUSTER_SCOPED.has(o.kind) && at === '.metadata.namespace'))
-      .filter(([at]) => !(o.kind === 'Trigger' && at === INERT_AUDIENCE))
       .filter(([, v]) => NAMES_DEFAULT.test(v))
       .map(([at, v]) => `${o.kind}/${o.metadata.name} ${at} = ${v}`),
   );
@@ -70,18 +75,41 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'swr-moved-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 cpSync(path.join(REPO_ROOT, 'knative'), path.join(tmp, 'knative'), { recursive: true });
 
-/** An overlay of `entry` that sets only `namespace:`. */
-function moved(entry: string): K8sObject[] {
-  const dir = path.join(tmp, 'overlays-of', entry);
+const SENDER_AUTH = 'knative/overlays/sender-auth';
+/** What a moved sender-authenticated install adds to its overlay (docs/operations.md). */
+const FOLLOW_NAMESPACE = 'knative/components/sender-auth/follow-namespace.yaml';
+
+/**
+ * An overlay of `entry` that sets only `namespace:`, and for sender-auth (`follow`) lists a copy
+ * of follow-namespace.yaml as a user's overlay does.
+ */
+function moved(entry: string, follow = entry === SENDER_AUTH): K8sObject[] {
+  const dir = path.join(tmp, follow ? 'following-overlays-of' : 'overlays-of', entry);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    path.join(dir, 'kustomization.yaml'),
-    `resources: [${path.relative(dir, path.join(tmp, entry))}]\nnamespace: ${MOVED}\n`,
-  );
+  let k = `resources: [${path.relative(dir, path.join(tmp, entry))}]\nnamespace: ${MOVED}\n`;
+  if (follow) {
+    writeFileSync(
+      path.join(dir, 'follow-namespace.yaml'),
+      readFileSync(path.join(REPO_ROOT, FOLLOW_NAMESPACE)),
+    );
+    k += 'replacements:\n  - path: follow-namespace.yaml\n';
+  }
+  writeFileSync(path.join(dir, 'kustomization.yaml'), k);
   return renderKustomize(dir);
 }
 
-describe.each([BASE, OBSERVE, FLUX_ONLY, OFF])('%s moved by `namespace:` alone', (entry) => {
+/**
+ * Every entry point but overlays/scoped, whose RoleBindings live in the watched namespaces (a
+ * `namespace:` over it puts them all in one, which kustomize refuses: ADR 63).
+ */
+const MOVABLE = ENTRY_POINTS.filter((e) => e !== 'knative/overlays/scoped');
+
+it('moves every entry point but overlays/scoped, sender-auth included', () => {
+  expect(MOVABLE).toContain(SENDER_AUTH);
+  expect(MOVABLE.length).toBe(ENTRY_POINTS.length - 1);
+});
+
+describe.each(MOVABLE)('%s moved by `namespace:` alone', (entry) => {
   // kustomize renders a fresh copy (nothing cached): slow on a busy machine.
   const objects = moved(entry);
 
@@ -111,7 +139,7 @@ describe.each([BASE, OBSERVE, FLUX_ONLY, OFF])('%s moved by `namespace:` alone',
 // Sender authentication moved (docs/adr/0068): every Service's RECOVERY_AUTH_SENDERS names no
 // namespace; loaded in the moved namespace it is exactly the moved Triggers' identities.
 describe('knative/overlays/sender-auth moved by `namespace:` alone', () => {
-  const objects = moved('knative/overlays/sender-auth');
+  const objects = moved(SENDER_AUTH);
   const data = recoveryConfig(objects);
   const triggers = toKnativeManifests(objects, MOVED).triggers;
   const services = objects.filter(
@@ -146,6 +174,51 @@ describe('knative/overlays/sender-auth moved by `namespace:` alone', () => {
       }
     },
   );
+});
+
+// The Broker's EventPolicy moved (ADR 68): as Eventing resolves it in the moved namespace, every
+// ref names a moved object (the policy and the Broker are Ready) and every subject is a moved
+// sender; without follow-namespace.yaml exactly its two subs still name the default namespace.
+describe('the Broker EventPolicy of knative/overlays/sender-auth moved', () => {
+  const following = moved(SENDER_AUTH);
+  const policy = findObject(following, 'EventPolicy', 'broker-senders');
+
+  it('resolves to the moved senders only, every ref found', () => {
+    const resolved = resolveEventPolicy(policy, following);
+    expect(resolved.unresolved).toEqual([]);
+    const data = recoveryConfig(following);
+    expect([...resolved.subjects].sort()).toEqual(
+      [
+        oidcSubject(MOVED, ...APISERVERSOURCE_GK, 'artifactgenerators'),
+        oidcSubject(MOVED, ...APISERVERSOURCE_GK, 'externalartifacts'),
+        oidcSubject(MOVED, ...PINGSOURCE_GK, data.RESYNC_PINGSOURCE as string),
+        oidcSubject(MOVED, ...PINGSOURCE_GK, data.ALARM_NAME as string),
+        oidcSubject(MOVED, ...SINKBINDING_GK, 'detect'),
+      ].sort(),
+    );
+  });
+
+  it('without follow-namespace.yaml, only the two subs name the default namespace', () => {
+    expect(namespaceValues(moved(SENDER_AUTH, false))).toEqual([
+      `EventPolicy/broker-senders .spec.from[3].sub = ${oidcSubject(RECOVERY_NAMESPACE, ...APISERVERSOURCE_GK, 'externalartifacts')}`,
+      `EventPolicy/broker-senders .spec.from[4].sub = ${oidcSubject(RECOVERY_NAMESPACE, ...PINGSOURCE_GK, 'recovery-alarm')}`,
+    ]);
+  });
+
+  it('test/relocated/sender-auth lists the same follow-namespace.yaml', () => {
+    expect(
+      readFileSync(
+        path.join(REPO_ROOT, 'test/relocated/sender-auth/follow-namespace.yaml'),
+        'utf8',
+      ),
+    ).toBe(readFileSync(path.join(REPO_ROOT, FOLLOW_NAMESPACE), 'utf8'));
+    const relocated = findObject(
+      renderKustomize('test/relocated/sender-auth'),
+      'EventPolicy',
+      'broker-senders',
+    );
+    expect(relocated.spec).toEqual(policy.spec);
+  });
 });
 
 describe('the check can fail', () => {

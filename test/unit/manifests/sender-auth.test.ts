@@ -3,7 +3,10 @@
 // exactly the Triggers that route to it, and the audience the Triggers request is the one the
 // functions check. The names are derived here the way Knative Eventing derives them.
 
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { loadPodConfig } from '../../support/pod-config.js';
 import {
   APISERVERSOURCE_GK,
@@ -14,17 +17,20 @@ import {
   TRIGGER_GK,
 } from '../../harness/knative/oidc-identity.js';
 import { toKnativeManifests } from '../../harness/knative/manifests.js';
+import { resolveEventPolicy } from '../../harness/knative/event-policy.js';
 import {
   findObject,
   isRecoveryConfig,
   objectsOfKind,
   RECOVERY_NAMESPACE,
+  REPO_ROOT,
   renderKustomize,
   type K8sObject,
 } from '../../support/manifests.js';
 import { BASE, recoveryConfig } from './renders.js';
 
 const SENDER_AUTH = 'knative/overlays/sender-auth';
+const FOLLOW_NAMESPACE = 'knative/components/sender-auth/follow-namespace.yaml';
 const NS = RECOVERY_NAMESPACE;
 
 describe('knativeChildName is kmeta.ChildName (knative.dev/pkg test vectors)', () => {
@@ -140,7 +146,10 @@ describe('knative/overlays/sender-auth', () => {
   it("the Broker's EventPolicy names exactly the shipped sources and detect's SinkBinding", () => {
     const policy = findObject(objects, 'EventPolicy', 'broker-senders');
     expect(policy.apiVersion).toBe('eventing.knative.dev/v1alpha1');
-    const spec = policy.spec as { to: unknown[]; from: { sub?: string; ref?: unknown }[] };
+    const spec = policy.spec as {
+      to: unknown[];
+      from: { sub?: string; ref?: { kind: string; name: string; namespace?: string } }[];
+    };
     expect(spec.to).toEqual([
       {
         ref: {
@@ -163,7 +172,44 @@ describe('knative/overlays/sender-auth', () => {
         oidcSubject(NS, ...SINKBINDING_GK, o.metadata.name),
       ),
     ];
-    expect(spec.from.map((f) => f.sub).sort()).toEqual(expected.sort());
+    // As Eventing resolves it: every ref names an object of the install (else the policy and the
+    // Broker are not Ready), and the subjects are exactly the senders.
+    const resolved = resolveEventPolicy(policy, objects);
+    expect(resolved.unresolved).toEqual([]);
+    expect([...resolved.subjects].sort()).toEqual(expected.sort());
+    // By ref (ADR 68): the senders that always exist, with no namespace (the policy's is theirs).
+    // By sub: the two that may be absent, the alarm and heal-external-artifacts' source, at the
+    // places follow-namespace.yaml re-points.
+    expect(spec.from.filter((f) => f.ref !== undefined).map((f) => f.ref?.name)).toEqual([
+      'artifactgenerators',
+      data.RESYNC_PINGSOURCE,
+      'detect',
+    ]);
+    for (const f of spec.from) expect(f.ref?.namespace, JSON.stringify(f)).toBeUndefined();
+    expect(spec.from.slice(3).map((f) => f.sub)).toEqual([
+      oidcSubject(NS, ...APISERVERSOURCE_GK, 'externalartifacts'),
+      oidcSubject(NS, ...PINGSOURCE_GK, data.ALARM_NAME as string),
+    ]);
+    expect(spec.from).toHaveLength(5);
+    // follow-namespace.yaml re-points exactly the subs, in the namespace part.
+    const follow = parse(readFileSync(path.join(REPO_ROOT, FOLLOW_NAMESPACE), 'utf8')) as {
+      source: { kind: string; name: string; fieldPath: string };
+      targets: { select: unknown; fieldPaths: string[]; options: unknown }[];
+    }[];
+    expect(follow).toEqual([
+      {
+        source: { kind: 'EventPolicy', name: 'broker-senders', fieldPath: 'metadata.namespace' },
+        targets: [
+          {
+            select: { kind: 'EventPolicy', name: 'broker-senders' },
+            fieldPaths: spec.from.flatMap((f, i) =>
+              f.sub !== undefined ? [`spec.from.${i}.sub`] : [],
+            ),
+            options: { delimiter: ':', index: 2 },
+          },
+        ],
+      },
+    ]);
     // Every source and the SinkBinding sink into that Broker.
     for (const kind of ['ApiServerSource', 'PingSource', 'SinkBinding']) {
       for (const o of objectsOfKind(objects, kind)) {

@@ -18,10 +18,10 @@ describe('the install namespace', () => {
   ])('%s', (_what, env, reader, expected) => {
     const config = loadConfig(env, reader);
     expect(config.installNamespace).toBe(expected);
-    // The alarm lives in it, and the audience the functions check names it.
+    // The alarm lives in it; the audience the functions check does not name it (ADR 68).
     expect(config.alarm.namespace).toBe(expected);
     expect(loadConfig({ ...env, K_SERVICE: 'detect' }, reader).auth.audience).toBe(
-      `serving.knative.dev/service/${expected}/detect`,
+      'source-watcher-recovery.cozystack.io/detect',
     );
   });
 
