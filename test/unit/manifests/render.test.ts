@@ -88,11 +88,14 @@ const keys = (objects: readonly K8sObject[]): string[] => objects.map(key).sort(
 /** The Helm chart (knative/chart/) holds Go templates and values, not objects: chart.test.ts. */
 const CHART_DIR = path.join(KNATIVE_DIR, 'chart');
 
+const KUSTOMIZE_INPUTS = new Set(['kustomizeconfig.yaml', 'follow-namespace.yaml']);
+
 function yamlFiles(dir: string): string[] {
   return (
     readdirSync(dir, { withFileTypes: true, recursive: true })
-      // kustomizeconfig.yaml: a kustomize transformer configuration (`configurations:`), no object.
-      .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name) && e.name !== 'kustomizeconfig.yaml')
+      // Kustomize inputs that hold no object: kustomizeconfig.yaml, a transformer configuration
+      // (`configurations:`); follow-namespace.yaml, a list of replacements (`replacements:`).
+      .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name) && !KUSTOMIZE_INPUTS.has(e.name))
       .filter((e) => !`${e.parentPath}${path.sep}`.startsWith(`${CHART_DIR}${path.sep}`))
       .map((e) => path.join(e.parentPath, e.name))
       .sort()
