@@ -201,7 +201,7 @@ describe('a force whose Event write fails: owed, then written exactly once', () 
     const cap = capturingLogger('force-drift', 'info');
     // A long first backoff, so that no second force is due when the owed window ends.
     const fd = await suite.startForceDrift(clock, {
-      env: { ...ENV, RECOVERY_BACKOFF_INITIAL: '4m' },
+      env: { ...ENV, RECOVERY_BACKOFF_INITIAL: '6m', RECOVERY_BACKOFF_MAX: '6m' },
       logger: cap.logger,
     });
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
