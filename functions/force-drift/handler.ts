@@ -20,7 +20,11 @@ import type { PreviousVersion } from '../../shared/kube/port.js';
 import { ownerCheck, type OwnerCheck } from './owner.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
-import { payOwedEvents, type OwedSettlement } from '../../shared/runtime/owed-events.js';
+import {
+  answerOwedRedelivery,
+  payOwedEvents,
+  type OwedSettlement,
+} from '../../shared/runtime/owed-events.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
   handled,
@@ -52,6 +56,10 @@ export async function handleForceDrift(
   }
   const ref: AgRef = { namespace: parsed.value.namespace, name: parsed.value.name };
   const agLog = log.child({ namespace: ref.namespace, name: ref.name });
+  const agKey = `${ref.namespace}/${ref.name}`;
+  // The redelivery of this process's `event-owed` answer: only the step's Events are left.
+  const paid = await answerOwedRedelivery(event.id, agKey, deps, agLog);
+  if (paid !== null) return paid;
   const record = createEventRecorder(deps, agLog, deps.owedEvents);
   // An Event that failed transiently (a step's, an owner refusal's) is owed: this delivery answers
   // 503 so that its redelivery writes it (docs/adr/0061).
@@ -110,7 +118,10 @@ export async function handleForceDrift(
       agLog.debug({ round }, 'precondition failed; re-reading');
       continue;
     }
-    if (stepEvents.owed || owed === 'owed') return retryLater('event-owed');
+    if (stepEvents.owed || owed === 'owed') {
+      deps.owedEvents.answeredOwed(event.id, { agKey, result });
+      return retryLater('event-owed');
+    }
     return handled(result);
   }
   agLog.warn({ rounds: MAX_ROUNDS }, 'gave up re-deciding after conflicts');

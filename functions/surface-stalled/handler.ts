@@ -16,7 +16,7 @@ import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
 import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import { deliverySignal } from '../../shared/runtime/delivery.js';
-import { owedFirst, tracked } from './owed.js';
+import { owedAnswer, owedFirst, owedRedelivery, tracked } from './owed.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
   handled,
@@ -70,13 +70,20 @@ export async function handleSurfaceStalled(
     case APISERVER_DELETE:
     case APISERVER_REF_DELETE:
       return ignored('delete');
-    case PING:
-      return syncAll(log, deps);
+    case PING: {
+      const paid = await owedRedelivery(event.id, null, deps, log);
+      if (paid !== null) return paid;
+      const r = await syncAll(log, deps);
+      return r.result === 'event-owed' ? owedAnswer(event.id, null, 'resynced', deps) : r;
+    }
     default:
       return ignored('unknown-type');
   }
   const agLog = log.child({ namespace: ref.namespace, name: ref.name });
   const agKey = `${ref.namespace}/${ref.name}`;
+  // The redelivery of this process's `event-owed` answer: only the sync's Events are left.
+  const paid = await owedRedelivery(event.id, agKey, deps, agLog);
+  if (paid !== null) return paid;
   // The verdict Events this process owes about the AG first (docs/adr/0061): a verdict whose
   // Event failed answered 503, and this may be its redelivery.
   const owed = await owedFirst(agKey, deps, agLog);
@@ -91,7 +98,9 @@ export async function handleSurfaceStalled(
     deliverySignal(),
   );
   if (done !== 'covered' && done.result === 'conflict') return retryLater('conflict');
-  if (owed === 'owed' || record.failed()) return retryLater('event-owed');
+  if (owed === 'owed' || record.failed()) {
+    return owedAnswer(event.id, agKey, done === 'covered' ? 'covered' : done.result, deps);
+  }
   if (done === 'covered') {
     agLog.debug({ decision: 'covered' }, 'synced by a concurrent delivery');
     return handled('covered');

@@ -9,7 +9,12 @@ import {
   type RecordEvent,
 } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
-import { payKeptEvents, type OwedSettlement } from '../../shared/runtime/owed-events.js';
+import {
+  answerOwedRedelivery,
+  payKeptEvents,
+  type OwedSettlement,
+} from '../../shared/runtime/owed-events.js';
+import { retryLater, type Outcome } from '../../shared/runtime/outcome.js';
 import type { SurfaceStalledDeps } from './deps.js';
 
 /** Writes the kept owed Events about `agKey` (every AG: null); 'clear' without owed Events. */
@@ -21,6 +26,33 @@ export async function owedFirst(
   const owedEvents = deps.owedEvents;
   if (owedEvents === undefined) return 'clear';
   return payKeptEvents(agKey, { ...deps, owedEvents }, log);
+}
+
+/**
+ * The redelivery of this process's `event-owed` answer to the delivery `id` about `agKey` (the
+ * resync: null): writes the kept Events and answers as the sync did, without syncing again; null
+ * otherwise (the delivery runs in full).
+ */
+export async function owedRedelivery(
+  id: string,
+  agKey: string | null,
+  deps: SurfaceStalledDeps,
+  log: Logger,
+): Promise<Outcome | null> {
+  const owedEvents = deps.owedEvents;
+  if (owedEvents === undefined) return null;
+  return answerOwedRedelivery(id, agKey, { ...deps, owedEvents }, log);
+}
+
+/** Answers 503 `event-owed` for the delivery `id`, remembering the sync's own `result`. */
+export function owedAnswer(
+  id: string,
+  agKey: string | null,
+  result: string,
+  deps: SurfaceStalledDeps,
+): Outcome {
+  deps.owedEvents?.answeredOwed(id, { agKey, result });
+  return retryLater('event-owed');
 }
 
 /**

@@ -12,12 +12,14 @@ import { readTracking } from './tracking.js';
 import type { ArtifactGenerator } from './types.js';
 
 /**
- * How long after its step an unwritten Event is still owed. Inside the first backoff window (30 s
- * by default) no other attempt replaces the step on the AG, and well inside the Broker's retries of
- * an action (about 8.5 minutes, ADR 49): the redelivery that finds an owed Event older than this
- * drops it (a log line) and answers 200, so an owed Event never dead-letters its action.
+ * How long after its step an unwritten Event is still owed: 250 s, so that a step taken on the
+ * Broker's first try is written by any of its next seven (1 + 2 + … + 64 = 127 s later), and a step
+ * taken on the ninth try (255 s after the first) is past it by the tenth and last (511 s, ADR 49):
+ * the redelivery that finds an owed Event older than this drops it (a log line) and answers 200, so
+ * an owed Event never dead-letters its action. 255 s would add the ninth try for the first step and
+ * let a ninth-try step's last try answer 503.
  */
-export const OWED_EVENT_MAX_AGE_MS = 120_000;
+export const OWED_EVENT_MAX_AGE_MS = 250_000;
 
 /** Whether an Event owed since its step at `stepAt` is still to be written at `now`. */
 export function owedEventDue(stepAt: number, now: number): 'write' | 'expired' {

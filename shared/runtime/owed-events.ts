@@ -23,6 +23,7 @@ import type { FunctionConfig } from './env.js';
 import { subjectOf } from './event-recorder.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+import { handled, retryLater, type Outcome } from './outcome.js';
 
 /** Owed Events kept by a process at the most; the oldest is dropped (with a warn line) beyond. */
 export const OWED_EVENTS_MAX = 256;
@@ -46,6 +47,18 @@ export interface OwedEvents {
   isSettled(name: string): boolean;
   /** The Events owed about `agKey` (every AG: null), taken out of memory. */
   take(agKey: string | null): (OwedEvent & { readonly agKey: string })[];
+  /**
+   * The delivery `id` (a CloudEvent id; a redelivery keeps it) about `agKey` (every AG: null) had
+   * done its step, answered `result`, and answered 503 `event-owed` for its Events only.
+   */
+  answeredOwed(id: string, answer: OwedAnswer): void;
+  /** What `answeredOwed` remembered of the delivery `id`, taken out of memory. */
+  takeAnswer(id: string): OwedAnswer | undefined;
+}
+
+export interface OwedAnswer {
+  readonly agKey: string | null;
+  readonly result: string;
 }
 
 /** Drops, when the process keeps more than it may, count in `metrics` (`dropped`). */
@@ -53,6 +66,7 @@ export function createOwedEvents(metrics?: Metrics): OwedEvents {
   // Insertion order is age order: the first key is the oldest.
   const owed = new Map<string, OwedEvent & { agKey: string }>();
   const written = new Set<string>();
+  const answers = new Map<string, OwedAnswer>();
   return {
     owe(agKey, o, log, again = false) {
       const name = o.event.metadata.name;
@@ -81,6 +95,16 @@ export function createOwedEvents(metrics?: Metrics): OwedEvents {
         out.push(entry);
       }
       return out;
+    },
+    answeredOwed(id, answer) {
+      answers.delete(id);
+      answers.set(id, answer);
+      if (answers.size > OWED_EVENTS_MAX) answers.delete(answers.keys().next().value ?? '');
+    },
+    takeAnswer(id) {
+      const a = answers.get(id);
+      answers.delete(id);
+      return a;
     },
   };
 }
@@ -142,6 +166,31 @@ export async function payKeptEvents(
   return writeAll(kept(agKey, deps, log, now), deps, log, now);
 }
 
+/**
+ * The redelivery of a delivery that answered 503 `event-owed` on this process (the same CloudEvent
+ * id, about the same AG): its step is done, only its Events are owed. Writes the Events kept about
+ * the AG and answers as the step did, without reading the AG or deciding again: those reads would
+ * serve nothing, and under a storm they are the requests that fail (docs/adr/0061). Null when this
+ * process remembers no such answer or keeps no Event for it: the delivery then runs in full.
+ */
+export async function answerOwedRedelivery(
+  id: string,
+  agKey: string | null,
+  deps: OwedEventDeps,
+  log: Logger,
+): Promise<Outcome | null> {
+  const answer = deps.owedEvents.takeAnswer(id);
+  if (answer === undefined || answer.agKey !== agKey) return null;
+  const taken = deps.owedEvents.take(agKey);
+  if (taken.length === 0) return null;
+  const now = deps.clock.now();
+  if ((await writeAll(stillDue(taken, deps, log, now), deps, log, now)) === 'owed') {
+    deps.owedEvents.answeredOwed(id, answer);
+    return retryLater('event-owed');
+  }
+  return handled(answer.result);
+}
+
 /** The kept owed Events of `agKey` still due; the expired ones dropped with a warn line. */
 function kept(
   agKey: string | null,
@@ -149,14 +198,21 @@ function kept(
   log: Logger,
   now: number,
 ): (OwedEvent & { agKey: string })[] {
-  const due: (OwedEvent & { agKey: string })[] = [];
-  for (const o of deps.owedEvents.take(agKey)) {
-    if (owedEventDue(o.since, now) === 'expired') {
-      logDropped(log, o.event, 'expired', now - o.since);
-      deps.metrics?.owedEvent('dropped');
-    } else due.push(o);
-  }
-  return due;
+  return stillDue(deps.owedEvents.take(agKey), deps, log, now);
+}
+
+function stillDue(
+  taken: readonly (OwedEvent & { agKey: string })[],
+  deps: OwedEventDeps,
+  log: Logger,
+  now: number,
+): (OwedEvent & { agKey: string })[] {
+  return taken.filter((o) => {
+    if (owedEventDue(o.since, now) === 'write') return true;
+    logDropped(log, o.event, 'expired', now - o.since);
+    deps.metrics?.owedEvent('dropped');
+    return false;
+  });
 }
 
 async function writeAll(

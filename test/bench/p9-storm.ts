@@ -169,6 +169,8 @@ async function runVariant(
   return rows;
 }
 
+const dropped = (e: EventLedger): number => Object.values(e.owedDropped).reduce((a, b) => a + b, 0);
+
 function stormRows(
   fleet: Omit<StormFleetOptions, 'prefix'>,
   concurrency: number,
@@ -293,7 +295,7 @@ function stormRows(
       pass: null,
     }),
     row({
-      metric: `${label}: recovery steps without their Kubernetes Event at the end (of ${storm.events.steps}; ${storm.events.notWrittenWarnings} "could not write Kubernetes Event")`,
+      metric: `${label}: recovery steps without their Kubernetes Event at the end (of ${storm.events.steps}; ${storm.events.notWrittenWarnings} "could not write Kubernetes Event", ${dropped(storm.events)} owed dropped; ${storm.events.unfinishedClaims} claims superseded before their rebuild, no step)`,
       value: storm.events.stepsWithoutEvent,
       unit: 'steps',
       target: '0',

@@ -1,6 +1,6 @@
 // What an operator reads after the storm (issue 33), against what happened: the recovery steps
-// the world recorded on each AG (forces claimed in its annotations, recoveries after a force,
-// the verdict) against the Kubernetes Events in the API at the end of the run; and every
+// the world recorded on each AG (forces made: claimed in its annotations and their rebuild asked;
+// recoveries after a claim, the verdict) against the Kubernetes Events in the API at the end of the run; and every
 // "follow-up not armed" warning of detect against a later arm of the same AG or a resync sweep
 // done within the resync period and a margin. Also the event path's own troubles (the adapters'
 // re-lists and backoffs). The strings are docs/design.md's, written out (as system/progress.ts
@@ -21,9 +21,11 @@ export const EVENT_NOT_WRITTEN = 'could not write Kubernetes Event';
 export const FOLLOW_UP_NOT_ARMED = 'follow-up not armed';
 export const FOLLOW_UP_ARMED = 'follow-up armed';
 export const SWEEP_DONE = 'sweep done';
+export const OWED_EVENT_DROPPED = 'owed Kubernetes Event dropped';
 /** The messages the ledgers read (a system's `logKeep`). */
 export const LEDGER_LOG_MESSAGES = [
   EVENT_NOT_WRITTEN,
+  OWED_EVENT_DROPPED,
   FOLLOW_UP_NOT_ARMED,
   FOLLOW_UP_ARMED,
   SWEEP_DONE,
@@ -32,14 +34,24 @@ export const LEDGER_LOG_MESSAGES = [
 export const FOLLOW_UP_COVER_MS = 6 * 60_000;
 
 export interface EventLedger {
-  /** Recovery steps the world saw: forces claimed, recoveries after a force, verdicts. */
+  /**
+   * Recovery steps the world saw: forces made (claimed and their rebuild asked: `requestedAt`
+   * stamped with the claim), recoveries after a claim, verdicts.
+   */
   readonly steps: number;
+  /**
+   * Claims whose rebuild was never asked (superseded: the AG healed or another claim came first);
+   * no force happened, so no force Event is due (the recovery's Event reports the cycle).
+   */
+  readonly unfinishedClaims: number;
   /** Of them, those with no Kubernetes Event of theirs in the API at the end. */
   readonly stepsWithoutEvent: number;
   /** Which: `ns/name step` (a force by its attempt). */
   readonly missing: string[];
   /** The functions' "could not write Kubernetes Event" warnings. */
   readonly notWrittenWarnings: number;
+  /** Owed Events given up ("owed Kubernetes Event dropped"), by why (expired, capacity). */
+  readonly owedDropped: Record<string, number>;
 }
 
 interface EventLike {
@@ -74,6 +86,7 @@ export async function eventLedger(
     byAg.set(key, [...(byAg.get(key) ?? []), e]);
   }
   let steps = 0;
+  let unfinishedClaims = 0;
   const missing: string[] = [];
   for (const m of fleet.members) {
     const p = system.progress.of(m.key);
@@ -88,7 +101,10 @@ export async function eventLedger(
     // Forces, by attempt: a claim's Event says "attempt k/N" (Force, or ResumeForce when a
     // redelivery finished it); two cycles may both claim attempt 1.
     const claims = new Map<number, number>();
-    for (const f of p.forces) claims.set(f.attempt, (claims.get(f.attempt) ?? 0) + 1);
+    for (const f of p.forces) {
+      if (f.bumpedAt === null) unfinishedClaims += 1;
+      else claims.set(f.attempt, (claims.get(f.attempt) ?? 0) + 1);
+    }
     for (const [attempt, n] of claims) {
       steps += n;
       const written = Math.max(
@@ -113,11 +129,18 @@ export async function eventLedger(
       if (count(REASON_STALLED) === 0) missing.push(`${m.key} stalled`);
     }
   }
+  const owedDropped: Record<string, number> = {};
+  for (const r of system.logs.find(OWED_EVENT_DROPPED)) {
+    const why = typeof r['why'] === 'string' ? r['why'] : 'unknown';
+    owedDropped[why] = (owedDropped[why] ?? 0) + 1;
+  }
   return {
     steps,
+    unfinishedClaims,
     stepsWithoutEvent: missing.length,
     missing,
     notWrittenWarnings: system.logs.find(EVENT_NOT_WRITTEN).length,
+    owedDropped,
   };
 }
 

@@ -49,6 +49,12 @@ const eventCreates = (ag: ArtifactGenerator) => ({
   namespace: ag.metadata?.namespace ?? '',
 });
 
+/** Every request of `clientTag` but its Event creates (the redelivery of an owed answer sends none). */
+const besidesEvents = (clientTag: string) => ({
+  clientTag,
+  where: (c: { resource?: string }) => c.resource !== 'events',
+});
+
 type Fault = (ag: ArtifactGenerator) => FaultRule;
 const status =
   (code: number, times?: number, phase: 'before' | 'after' = 'before'): Fault =>
@@ -88,50 +94,57 @@ async function deliverUntil(fd: Started, event: object, clock: SettableClock, ti
 
 describe('a force whose Event write fails: owed, then written exactly once', () => {
   it.each<[string, Fault, string[]]>([
-    ['fails once (500)', status(500, 1), ['503 event-owed', '200 waiting']],
+    ['fails once (500)', status(500, 1), ['503 event-owed', '200 forced']],
     [
       'fails 3 times (429)',
       status(429, 3),
-      ['503 event-owed', '503 event-owed', '503 event-owed', '200 waiting'],
+      ['503 event-owed', '503 event-owed', '503 event-owed', '200 forced'],
     ],
     [
       'the create applied, its answer lost (500 after)',
       status(500, 1, 'after'),
-      ['503 event-owed', '200 waiting'],
+      ['503 event-owed', '200 forced'],
     ],
-  ])('%s: the redeliveries write it; the AG is as the force left it', async (_l, fault, want) => {
-    answered = 0;
-    const { clock, fd, ag, event, logs } = await stuckAg();
-    const rule = suite.proxy.addFault(fault(ag));
-    let forced: ArtifactGenerator;
-    try {
-      expect(await deliverUntil(fd, event, clock, 1)).toEqual(want.slice(0, 1));
-      forced = await getArtifactGenerator(agRefOf(ag), kc);
-      expect(await deliverUntil(fd, event, clock, want.length - 1)).toEqual(want.slice(1));
-    } finally {
-      rule.remove();
-    }
-    const events = await eventsOf(ag);
-    expect(events.map((e) => `${e.reason}/${e.action} x${occurrences(e)}`)).toEqual([
-      `${REASON_FORCED}/Force x1`,
-    ]);
-    // The force's own note, with how the stall was found: the object kept by the process.
-    expect(events[0]?.note).toMatch(/^attempt 1\/5: .*; found by the time rule/);
-    // The Event path wrote nothing on the AG after the force.
-    expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
-      forced.metadata?.resourceVersion,
-    );
-    expect(logs.find('could not write Kubernetes Event')[0]).toMatchObject({ owed: true });
+  ])(
+    '%s: the redeliveries write it and answer as the force did, reading nothing',
+    async (_l, fault, want) => {
+      answered = 0;
+      const { clock, fd, ag, event, logs } = await stuckAg();
+      const rule = suite.proxy.addFault(fault(ag));
+      let forced: ArtifactGenerator;
+      try {
+        expect(await deliverUntil(fd, event, clock, 1)).toEqual(want.slice(0, 1));
+        forced = await getArtifactGenerator(agRefOf(ag), kc);
+        suite.proxy.clearCalls();
+        expect(await deliverUntil(fd, event, clock, want.length - 1)).toEqual(want.slice(1));
+        // The step was done: its redeliveries send the Event create and nothing else.
+        expect(suite.proxy.count(besidesEvents('force-drift'))).toBe(0);
+        expect(suite.proxy.count(eventCreates(ag))).toBe(want.length - 1);
+      } finally {
+        rule.remove();
+      }
+      const events = await eventsOf(ag);
+      expect(events.map((e) => `${e.reason}/${e.action} x${occurrences(e)}`)).toEqual([
+        `${REASON_FORCED}/Force x1`,
+      ]);
+      // The force's own note, with how the stall was found: the object kept by the process.
+      expect(events[0]?.note).toMatch(/^attempt 1\/5: .*; found by the time rule/);
+      // The Event path wrote nothing on the AG after the force.
+      expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
+        forced.metadata?.resourceVersion,
+      );
+      expect(logs.find('could not write Kubernetes Event')[0]).toMatchObject({ owed: true });
 
-    // Once written, another delivery sends no Event request and bumps no series.
-    suite.proxy.clearCalls();
-    expect((await postEvent(fd.url, event)).body).toEqual({ result: 'waiting' });
-    expect(suite.proxy.count(eventCreates(ag))).toBe(0);
-    expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
-      forced.metadata?.resourceVersion,
-    );
-    expect((await eventsOf(ag)).map(occurrences)).toEqual([1]);
-  });
+      // Once written, another delivery sends no Event request and bumps no series.
+      suite.proxy.clearCalls();
+      expect((await postEvent(fd.url, event)).body).toEqual({ result: 'waiting' });
+      expect(suite.proxy.count(eventCreates(ag))).toBe(0);
+      expect((await getArtifactGenerator(agRefOf(ag), kc)).metadata?.resourceVersion).toBe(
+        forced.metadata?.resourceVersion,
+      );
+      expect((await eventsOf(ag)).map(occurrences)).toEqual([1]);
+    },
+  );
 
   it('fails for the whole delivery (every create held): a later delivery writes it', async () => {
     const { clock, fd, ag, event } = await stuckAg();
@@ -147,7 +160,7 @@ describe('a force whose Event write fails: owed, then written exactly once', () 
       rule.remove();
     }
     clock.advance(2000);
-    expect((await postEvent(fd.url, event)).body).toEqual({ result: 'waiting' });
+    expect((await postEvent(fd.url, event)).body).toEqual({ result: 'forced' });
     expect((await eventsOf(ag)).map((e) => `${e.reason}/${e.action} x${occurrences(e)}`)).toEqual([
       `${REASON_FORCED}/Force x1`,
     ]);
@@ -178,7 +191,8 @@ describe('a force whose Event write fails: owed, then written exactly once', () 
       env: { ...ENV, POD_NAME: 'force-drift-c' },
     });
     expect((await postEvent(third.url, event)).body).toEqual({ result: 'waiting' });
-    expect((await postEvent(fd.url, event)).body).toEqual({ result: 'waiting' });
+    // The first replica keeps the Event and its answer: AlreadyExists, and the force's answer.
+    expect((await postEvent(fd.url, event)).body).toEqual({ result: 'forced' });
     expect((await eventsOf(ag)).map(occurrences)).toEqual([1]);
   });
 
@@ -187,7 +201,7 @@ describe('a force whose Event write fails: owed, then written exactly once', () 
     const cap = capturingLogger('force-drift', 'info');
     // A long first backoff, so that no second force is due when the owed window ends.
     const fd = await suite.startForceDrift(clock, {
-      env: { ...ENV, RECOVERY_BACKOFF_INITIAL: '4m' },
+      env: { ...ENV, RECOVERY_BACKOFF_INITIAL: '6m', RECOVERY_BACKOFF_MAX: '6m' },
       logger: cap.logger,
     });
     const ag = await createAgWithStatus(kc, stuckStatus(T0));
@@ -199,7 +213,7 @@ describe('a force whose Event write fails: owed, then written exactly once', () 
       clock.advance(OWED_EVENT_MAX_AGE_MS - 1000);
       expect((await postEvent(fd.url, event)).body).toEqual({ result: 'event-owed' });
       clock.advance(2000);
-      expect((await postEvent(fd.url, event)).body).toEqual({ result: 'waiting' });
+      expect((await postEvent(fd.url, event)).body).toEqual({ result: 'forced' });
       expect(cap.logs.find('owed Kubernetes Event dropped')).toEqual([
         expect.objectContaining({ level: 'warn', why: 'expired', reason: REASON_FORCED }),
       ]);
@@ -265,7 +279,10 @@ describe('the verdict whose Events fail: owed by surface-stalled, written by the
     } finally {
       rule.remove();
     }
-    expect((await postEvent(ss.url, event)).body).toEqual({ result: 'in-step' });
+    // The redelivery writes the verdict's Event and answers as the verdict did, syncing nothing.
+    suite.proxy.clearCalls();
+    expect((await postEvent(ss.url, event)).body).toEqual({ result: 'updated' });
+    expect(suite.proxy.count(besidesEvents('surface-stalled'))).toBe(0);
     const agEvents = await eventsOf(ag);
     const psEvents = await listEventsAbout(kc, 'default', { uid: ps.metadata?.uid ?? '', name });
     expect([...agEvents, ...psEvents].map((e) => `${e.reason} x${occurrences(e)}`)).toEqual([

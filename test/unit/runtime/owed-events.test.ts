@@ -89,4 +89,26 @@ describe('createOwedEvents', () => {
     expect(seen.filter((o) => o === 'owed')).toHaveLength(1 + OWED_EVENTS_MAX);
     expect(seen.filter((o) => o === 'dropped')).toHaveLength(1);
   });
+
+  it.each<[string, string, boolean]>([
+    ['the same delivery', 'id-1', true],
+    ['another delivery', 'id-2', false],
+  ])('remembers an owed answer once: %s', (_l, id, found) => {
+    const owed = createOwedEvents();
+    owed.answeredOwed('id-1', { agKey: 'ns/a', result: 'forced' });
+    expect(owed.takeAnswer(id)).toEqual(found ? { agKey: 'ns/a', result: 'forced' } : undefined);
+    expect(owed.takeAnswer(id)).toBeUndefined();
+  });
+
+  it(`remembers at most ${OWED_EVENTS_MAX} owed answers, the oldest forgotten first`, () => {
+    const owed = createOwedEvents();
+    for (let i = 0; i <= OWED_EVENTS_MAX; i++) {
+      owed.answeredOwed(`id-${i}`, { agKey: `ns/ag-${i}`, result: 'forced' });
+    }
+    expect(owed.takeAnswer('id-0')).toBeUndefined();
+    expect(owed.takeAnswer(`id-${OWED_EVENTS_MAX}`)).toEqual({
+      agKey: `ns/ag-${OWED_EVENTS_MAX}`,
+      result: 'forced',
+    });
+  });
 });
