@@ -6,8 +6,6 @@
 // exports over OTLP/HTTP JSON to a real HTTP receiver on 127.0.0.1; the test reads what arrived.
 
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeErrorKind } from '../../../shared/kube/errors.js';
@@ -21,6 +19,7 @@ import type {
   StallHow,
 } from '../../../shared/runtime/metrics.js';
 import { METRIC_PREFIX, createOtelMetrics } from '../../../shared/runtime/metrics-otel.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../../support/otlp-receiver.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -149,25 +148,15 @@ export function documentedMetrics(markdown: string): Row[] {
   });
 }
 
-let server: Server;
-const bodies: OtlpBody[] = [];
+let receiver: OtlpReceiver<OtlpBody>;
 let instruments: Instrument[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let text = '';
-    req.on('data', (c: Buffer) => (text += c.toString()));
-    req.on('end', () => {
-      bodies.push(JSON.parse(text) as OtlpBody);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
+  receiver = await startOtlpReceiver<OtlpBody>();
   const metrics = createOtelMetrics(
     'detect',
     {
-      url: `http://127.0.0.1:${port}/v1/metrics`,
+      url: receiver.url,
       headers: {},
       timeoutMs: 5000,
       intervalMs: 600_000,
@@ -178,12 +167,10 @@ beforeAll(async () => {
   );
   for (const record of Object.values(RECORD)) record(metrics);
   await metrics.shutdown();
-  instruments = exported(bodies);
+  instruments = exported(receiver.bodies);
 });
 
-afterAll(async () => {
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => receiver.close());
 
 const docs = documentedMetrics(readFileSync(join(ROOT, 'docs/operations.md'), 'utf8'));
 const byOtel = <T extends { otel: string }>(xs: T[]): Map<string, T> =>

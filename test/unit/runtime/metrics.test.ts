@@ -2,10 +2,9 @@
 // no endpoint is set, and the OpenTelemetry port's OTLP/HTTP export (names, bounded labels) as a
 // real HTTP receiver on 127.0.0.1 gets it when a flush runs.
 
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadPodConfig } from '../../support/pod-config.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../../support/otlp-receiver.js';
 import { createLogger } from '../../../shared/runtime/logger.js';
 import {
   attemptLabel,
@@ -143,10 +142,10 @@ interface OtlpBody {
   }[];
 }
 
-let server: Server | undefined;
+let receiver: OtlpReceiver<OtlpBody> | undefined;
 afterEach(async () => {
-  await new Promise((r) => (server ? server.close(r) : r(undefined)));
-  server = undefined;
+  await receiver?.close();
+  receiver = undefined;
 });
 
 describe('metrics: the OpenTelemetry port', () => {
@@ -155,19 +154,10 @@ describe('metrics: the OpenTelemetry port', () => {
   });
 
   it('pushes OTLP/HTTP JSON with the documented names and bounded labels when flushed', async () => {
-    const bodies: OtlpBody[] = [];
-    server = createServer((req, res) => {
-      let text = '';
-      req.on('data', (c: Buffer) => (text += c.toString()));
-      req.on('end', () => {
-        bodies.push(JSON.parse(text) as OtlpBody);
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
+    receiver = await startOtlpReceiver<OtlpBody>();
+    const { bodies } = receiver;
     const config = loadPodConfig({
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_METRIC_EXPORT_INTERVAL: '600000',
     });
     const metrics = await startMetrics('force-drift', config, silent);
