@@ -60,15 +60,9 @@ export async function handleForceDrift(
   // The redelivery of this process's `event-owed` answer: only the step's Events are left.
   const paid = await answerOwedRedelivery(event.id, agKey, deps, agLog);
   if (paid !== null) return paid;
+  // An Event that failed transiently (a step's, an owner refusal's) is kept as owed: this delivery
+  // answers 503 so that its redelivery writes it (docs/adr/0061).
   const record = createEventRecorder(deps, agLog, deps.owedEvents);
-  // An Event that failed transiently (a step's, an owner refusal's) is owed: this delivery answers
-  // 503 so that its redelivery writes it (docs/adr/0061).
-  const stepEvents = { owed: false };
-  const recordStep: RecordEvent = async (ag, step) => {
-    const r = await record(ag, step);
-    if (r === 'failed') stepEvents.owed = true;
-    return r;
-  };
   const asked = event.type === ACTION_FORCE ? parsed.value.attempts : null;
   let owed: OwedSettlement | undefined;
 
@@ -93,7 +87,7 @@ export async function handleForceDrift(
     // The event's signal is a hint (docs/adr/0008): anything that can post to the Broker can send
     // one. A signalled force is verified here with one history read of the AG as read now; a
     // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
-    const owner = ownerCheck(ag, deps, agLog, recordStep);
+    const owner = ownerCheck(ag, deps, agLog, record);
     const sameRevision = early !== undefined && early.rv === ag.metadata?.resourceVersion;
     const reading = await verifiedSignal(
       ag,
@@ -106,7 +100,7 @@ export async function handleForceDrift(
     // Before this delivery acts, and once: the Events it owes about the AG as read (a new claim
     // would replace the step they report on the AG).
     owed ??= await payOwedEvents(ag, asked, deps, agLog);
-    const result = await act(ag, ref, reading.signals, asked, owner, deps, agLog, recordStep);
+    const result = await act(ag, ref, reading.signals, asked, owner, deps, agLog, record);
     if (result === 'forced') observeLostWriteToForce(ag, reading.signals, parsed.value, deps);
     if (result === 'in-flight') return retryLater('claim-in-flight');
     if (result === 'nothing-to-do' && reading.gap === 'transient') {
@@ -118,7 +112,7 @@ export async function handleForceDrift(
       agLog.debug({ round }, 'precondition failed; re-reading');
       continue;
     }
-    if (stepEvents.owed || owed === 'owed') {
+    if (record.owes() || owed === 'owed') {
       deps.owedEvents.answeredOwed(event.id, { agKey, result });
       return retryLater('event-owed');
     }

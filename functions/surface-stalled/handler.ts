@@ -98,7 +98,7 @@ export async function handleSurfaceStalled(
     deliverySignal(),
   );
   if (done !== 'covered' && done.result === 'conflict') return retryLater('conflict');
-  if (owed === 'owed' || record.failed()) {
+  if (owed === 'owed' || record.owes()) {
     return owedAnswer(event.id, agKey, done === 'covered' ? 'covered' : done.result, deps);
   }
   if (done === 'covered') {

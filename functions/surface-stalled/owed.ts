@@ -3,11 +3,7 @@
 // verdict is named by the AG and its PackageSource together, so only the process that kept it
 // writes it (force-drift's forces are also named from the AG alone).
 
-import {
-  createEventRecorder,
-  type EventWriteResult,
-  type RecordEvent,
-} from '../../shared/runtime/event-recorder.js';
+import { createEventRecorder, type EventRecorder } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
   answerOwedRedelivery,
@@ -55,21 +51,7 @@ export function owedAnswer(
   return retryLater('event-owed');
 }
 
-/**
- * The recorder that keeps owed Events in `deps.owedEvents`, and remembers whether any of its writes
- * failed and so is owed (never without a memory to keep it in).
- */
-export function tracked(
-  deps: SurfaceStalledDeps,
-  log: Logger,
-): RecordEvent & { failed(): boolean } {
-  const owing = deps.owedEvents !== undefined;
-  const record = createEventRecorder(deps, log, deps.owedEvents);
-  let failed = false;
-  const wrapped = async (...args: Parameters<RecordEvent>): Promise<EventWriteResult> => {
-    const r = await record(...args);
-    if (r === 'failed' && owing) failed = true;
-    return r;
-  };
-  return Object.assign(wrapped, { failed: () => failed });
+/** The recorder that keeps failed Events as owed in `deps.owedEvents` (when it has one). */
+export function tracked(deps: SurfaceStalledDeps, log: Logger): EventRecorder {
+  return createEventRecorder(deps, log, deps.owedEvents);
 }

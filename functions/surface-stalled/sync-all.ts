@@ -63,5 +63,5 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
     'resync done',
   );
   if (conflicts > 0) return retryLater('conflict');
-  return owed === 'owed' || record.failed() ? retryLater('event-owed') : handled('resynced');
+  return owed === 'owed' || record.owes() ? retryLater('event-owed') : handled('resynced');
 }

@@ -32,6 +32,9 @@ export type EventWriteResult =
 
 export type RecordEvent = (ag: ArtifactGenerator, step: EventStep) => Promise<EventWriteResult>;
 
+/** A recorder that also says whether any of its writes was kept as owed (docs/adr/0061). */
+export type EventRecorder = RecordEvent & { readonly owes: () => boolean };
+
 export interface EventRecorderDeps {
   readonly kube: KubePort;
   readonly clock: Clock;
@@ -45,8 +48,9 @@ export function createEventRecorder(
   deps: EventRecorderDeps,
   log: Logger,
   owed?: OwedEvents,
-): RecordEvent {
+): EventRecorder {
   let warned = false;
+  let kept = false;
   const opts = { timeoutMs: deps.config.events.writeTimeoutMs };
 
   /** create, or on AlreadyExists read and bump the series; never throws. */
@@ -54,6 +58,7 @@ export function createEventRecorder(
     const result = await writeOnce(event, now);
     if (result === 'failed' && owed !== undefined) {
       owed.owe(agKey, { event, since: now }, log);
+      kept = true;
     } else if (result !== 'not-reportable') {
       owed?.settled(event.metadata.name);
     }
@@ -116,7 +121,7 @@ export function createEventRecorder(
       return retryable(e) ? 'failed' : 'refused';
     }
   };
-  return async (ag, step) => {
+  const record: RecordEvent = async (ag, step) => {
     const subject = subjectOf(ag);
     if (subject === null) return 'not-reportable';
     const now = deps.clock.now();
@@ -133,6 +138,7 @@ export function createEventRecorder(
     if (results.includes('failed')) return 'failed';
     return results[0] ?? 'not-reportable';
   };
+  return Object.assign(record, { owes: () => kept });
 }
 
 /** A failure a later try may overcome: not our misconfiguration (401/403, 4xx). */
