@@ -5,8 +5,8 @@
 // still written, without an owner, because the recovery needs it more than the clean-up does;
 // a later write adopts it. Each cause is logged once per process, and at debug after that.
 
-import { alarmOwnerReference } from '../../shared/core/alarm-owner.js';
-import type { OwnerReference } from '../../shared/core/types.js';
+import { alarmOwnerReference } from '../../shared/core/follow-up/alarm-owner.js';
+import type { OwnerReference } from '../../shared/core/objects/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';

@@ -1,5 +1,5 @@
 // The follow-up alarm's I/O: read, create, re-program or delete the one PingSource, with
-// resourceVersion preconditions. The plan comes from shared/core/alarm.ts.
+// resourceVersion preconditions. The plan comes from shared/core/follow-up/alarm.ts.
 
 import {
   alarmMoment,
@@ -8,11 +8,11 @@ import {
   cronFor,
   planEnsure,
   planSettle,
-} from '../../shared/core/alarm.js';
-import { ALARM_LABELS, ownedBy } from '../../shared/core/alarm-owner.js';
-import { TIMER_ALARM, TIMER_EXTENSION } from '../../shared/core/events.js';
-import { formatTimeNano, parseTime } from '../../shared/core/time.js';
-import { PING_API_VERSION, PING_KIND } from '../../shared/core/types.js';
+} from '../../shared/core/follow-up/alarm.js';
+import { ALARM_LABELS, ownedBy } from '../../shared/core/follow-up/alarm-owner.js';
+import { TIMER_ALARM, TIMER_EXTENSION } from '../../shared/core/objects/cloudevent-types.js';
+import { formatTimeNano, parseTime } from '../../shared/core/codecs/time.js';
+import { PING_API_VERSION, PING_KIND } from '../../shared/core/objects/types.js';
 import type { Clock } from '../../shared/runtime/clock.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
@@ -39,7 +39,7 @@ export function createAlarmFollowUps(deps: {
   const { namespace, name, sinkBroker } = deps.config.alarm;
   const ownerOf = createAlarmOwner(deps);
   // The last armed moment this instance saw. While it is in the future, it can only move earlier
-  // (see shared/core/alarm.ts), so an event due after it needs no read at all.
+  // (see shared/core/follow-up/alarm.ts), so an event due after it needs no read at all.
   let knownFutureMoment: number | null = null;
 
   const read = async (): Promise<Armed> => {

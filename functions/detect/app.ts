@@ -4,8 +4,8 @@ import {
   createFunctionApp,
   type AppOptions,
 } from '../../shared/runtime/function-app.js';
-import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
-import { createPreviousVersions } from '../../shared/runtime/previous-versions.js';
+import { createHistoryNotices } from '../../shared/recovery/history-notices.js';
+import { createPreviousVersions } from '../../shared/recovery/previous-versions.js';
 import type { DetectDeps, DetectRuntime } from './deps.js';
 import { createRecentActions } from './recent-actions.js';
 import { handleDetect } from './handler.js';

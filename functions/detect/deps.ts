@@ -4,8 +4,8 @@ import type { Emitter } from '../../shared/runtime/broker-emitter.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
-import type { HistoryNotices } from '../../shared/runtime/history-notices.js';
-import type { PreviousVersions } from '../../shared/runtime/previous-versions.js';
+import type { HistoryNotices } from '../../shared/recovery/history-notices.js';
+import type { PreviousVersions } from '../../shared/recovery/previous-versions.js';
 import type { RecentActions } from './recent-actions.js';
 import type { SweepResumes } from './sweep-resume.js';
 

@@ -10,7 +10,7 @@ import {
   type Decision,
   type Signals,
 } from '../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import {
   ACTION_CLEAR_TRACKING,
   ACTION_FORCE,
@@ -19,8 +19,8 @@ import {
   SIGNAL_LOST_WRITE,
   type ActionData,
   type ActionType,
-} from '../../shared/core/events.js';
-import { formatTimeNano } from '../../shared/core/time.js';
+} from '../../shared/core/objects/cloudevent-types.js';
+import { formatTimeNano } from '../../shared/core/codecs/time.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { DetectDeps, DetectRuntime } from './deps.js';
 

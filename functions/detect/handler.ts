@@ -9,9 +9,9 @@ import {
   APISERVER_REF_UPDATE,
   APISERVER_UPDATE,
   PING,
-} from '../../shared/core/events.js';
-import { parseArtifactGenerator } from '../../shared/core/parse.js';
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+} from '../../shared/core/objects/cloudevent-types.js';
+import { parseArtifactGenerator } from '../../shared/core/objects/parse.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import { errorSummary } from '../../shared/runtime/function-app.js';
 import type { Logger } from '../../shared/runtime/logger.js';
@@ -23,12 +23,12 @@ import {
   type Outcome,
 } from '../../shared/runtime/outcome.js';
 import { isKubeError } from '../../shared/kube/errors.js';
-import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
-import { readLostWriteSignal } from '../../shared/runtime/ag-history.js';
+import { agEventKind, refFromEventData } from '../../shared/runtime/ag-cloudevent.js';
+import { readLostWriteSignal } from '../../shared/recovery/ag-history.js';
 import type { DetectRuntime } from './deps.js';
 import { emitAction, evaluate, wantsHistory } from './evaluate.js';
 import { COVERED_BY_REDELIVERY, COVERED_BY_RESYNC } from './follow-up-cover.js';
-import { formatTimeNano } from '../../shared/core/time.js';
+import { formatTimeNano } from '../../shared/core/codecs/time.js';
 import { sweep } from './sweep.js';
 
 export async function handleDetect(

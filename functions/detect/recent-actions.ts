@@ -6,7 +6,7 @@
 // emitted again: the first copy's chain now waits 8 s and more between tries, and a fresh copy is
 // an early try. Memory only, an optimisation: another replica, or a restarted one, emits as before.
 
-import { setNewest } from '../../shared/runtime/newest-first.js';
+import { setNewest } from '../../shared/recovery/newest-first.js';
 
 /** Knative's first three retries of a copy (1 + 2 + 4 s) come within this window of its first try. */
 export const REPEAT_WINDOW_MS = 8_000;

@@ -15,9 +15,9 @@
 //   on this replica lists from the first page not yet fully acted on; an expired continue token
 //   (410) starts over from the first page (docs/adr/0057);
 // - a revision whose previous version the process already read costs no request and no budget
-//   (shared/runtime/previous-versions.ts).
+//   (shared/recovery/previous-versions.ts).
 
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import type { ListPage } from '../../shared/kube/port.js';
 import { DEFAULT_SWEEP_PAGE_SIZE } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
@@ -28,7 +28,7 @@ import {
   type Outcome,
 } from '../../shared/runtime/outcome.js';
 import { EmitError } from '../../shared/runtime/outcome.js';
-import { readLostWriteSignal, type HistoryReading } from '../../shared/runtime/ag-history.js';
+import { readLostWriteSignal, type HistoryReading } from '../../shared/recovery/ag-history.js';
 import { NO_SIGNALS } from '../../shared/core/index.js';
 import type { DetectRuntime } from './deps.js';
 import { isKubeError } from '../../shared/kube/errors.js';
@@ -36,7 +36,7 @@ import { errorSummary } from '../../shared/runtime/function-app.js';
 import { emitAction, evaluate, wantsHistory, type Evaluation } from './evaluate.js';
 import type { SweepPosition } from './sweep-resume.js';
 import { COVERED_BY_REDELIVERY, COVERED_BY_RESYNC } from './follow-up-cover.js';
-import { formatTimeNano } from '../../shared/core/time.js';
+import { formatTimeNano } from '../../shared/core/codecs/time.js';
 
 /** The sweep's page size unless SWEEP_PAGE_SIZE says otherwise (config.sweepPageSize). */
 export const SWEEP_PAGE_SIZE = DEFAULT_SWEEP_PAGE_SIZE;

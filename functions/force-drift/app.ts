@@ -4,10 +4,10 @@ import {
   createFunctionApp,
   type AppOptions,
 } from '../../shared/runtime/function-app.js';
-import { createHistoryNotices } from '../../shared/runtime/history-notices.js';
-import { createPreviousVersions } from '../../shared/runtime/previous-versions.js';
+import { createHistoryNotices } from '../../shared/recovery/history-notices.js';
+import { createPreviousVersions } from '../../shared/recovery/previous-versions.js';
 import { createWarnOnce } from '../../shared/runtime/warn-once.js';
-import { createOwedEvents } from '../../shared/runtime/owed-events.js';
+import { createOwedEvents } from '../../shared/recovery/owed-kube-events.js';
 import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
 import { handleForceDrift } from './handler.js';
 

@@ -3,10 +3,10 @@ import type { Metrics } from '../../shared/runtime/metrics.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
-import type { HistoryNotices } from '../../shared/runtime/history-notices.js';
-import type { PreviousVersions } from '../../shared/runtime/previous-versions.js';
+import type { HistoryNotices } from '../../shared/recovery/history-notices.js';
+import type { PreviousVersions } from '../../shared/recovery/previous-versions.js';
 import type { WarnOnce } from '../../shared/runtime/warn-once.js';
-import type { OwedEvents } from '../../shared/runtime/owed-events.js';
+import type { OwedEvents } from '../../shared/recovery/owed-kube-events.js';
 
 export interface ForceDriftDeps {
   readonly kube: KubePort;

@@ -1,9 +1,9 @@
 // force-drift: the only writer of AG recovery state. The event is a hint: it re-reads the AG,
 // re-decides with the core, and writes with resourceVersion preconditions (docs/adr/0008).
 
-import { ACTION_CLEAR_TRACKING, ACTION_FORCE } from '../../shared/core/events.js';
-import { parseActionData } from '../../shared/core/parse.js';
-import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
+import { ACTION_CLEAR_TRACKING, ACTION_FORCE } from '../../shared/core/objects/cloudevent-types.js';
+import { parseActionData } from '../../shared/core/objects/parse.js';
+import type { AgRef, ArtifactGenerator } from '../../shared/core/objects/types.js';
 import {
   decide,
   forcedStep,
@@ -19,12 +19,15 @@ import { isKubeError } from '../../shared/kube/errors.js';
 import type { PreviousVersion } from '../../shared/kube/port.js';
 import { ownerCheck, type OwnerCheck } from './owner.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
-import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
+import {
+  createEventRecorder,
+  type RecordEvent,
+} from '../../shared/recovery/kube-event-recorder.js';
 import {
   answerOwedRedelivery,
   payOwedEvents,
   type OwedSettlement,
-} from '../../shared/runtime/owed-events.js';
+} from '../../shared/recovery/owed-kube-events.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
   handled,
@@ -33,7 +36,7 @@ import {
   retryLater,
   type Outcome,
 } from '../../shared/runtime/outcome.js';
-import { readLostWriteSignal, type HistoryReading } from '../../shared/runtime/ag-history.js';
+import { readLostWriteSignal, type HistoryReading } from '../../shared/recovery/ag-history.js';
 import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
 import { observeLostWriteToForce } from './lost-write-metric.js';
 import { clearTracking, forceAttempt, resumeForce, type StepResult } from './writes.js';

@@ -5,9 +5,9 @@
 // rule opened (no verified signal: no such moment) and a decidedAt that is unreadable or ahead of
 // this clock by more than the skew allowed record nothing.
 
-import type { ActionData } from '../../shared/core/events.js';
+import type { ActionData } from '../../shared/core/objects/cloudevent-types.js';
 import { parseTime, readTracking, type Signals } from '../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import type { ForceDriftDeps } from './deps.js';
 
 /**

@@ -22,11 +22,11 @@ import {
   verifyOwner,
   type OwnerRefusal,
 } from '../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
-import type { RecordEvent } from '../../shared/runtime/event-recorder.js';
+import type { RecordEvent } from '../../shared/recovery/kube-event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
-import { reportRefusedOwner } from '../../shared/runtime/owner-refusal.js';
+import { reportRefusedOwner } from '../../shared/recovery/owner-refusal.js';
 import type { ForceDriftRuntime } from './deps.js';
 
 export interface OwnerCheck {

@@ -18,7 +18,7 @@ import {
   stallSeconds,
   type GateReason,
 } from '../../shared/core/index.js';
-import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
+import type { AgRef, ArtifactGenerator } from '../../shared/core/objects/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { ForceDriftDeps } from './deps.js';

@@ -2,14 +2,18 @@
 // does not watch them (fluxcd/source-watcher#346); this asks it to look, once per drift, when the
 // AG is settled and the drift is not its own build in flight (docs/adr/0038).
 
-import { APISERVER_ADD, APISERVER_DELETE, APISERVER_UPDATE } from '../../shared/core/events.js';
+import {
+  APISERVER_ADD,
+  APISERVER_DELETE,
+  APISERVER_UPDATE,
+} from '../../shared/core/objects/cloudevent-types.js';
 import {
   EA_API_GROUP,
   EA_KIND,
   generatorOf,
   generatorUidOf,
   parseExternalArtifact,
-} from '../../shared/core/external-artifacts.js';
+} from '../../shared/core/external-artifacts/objects.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
@@ -19,7 +23,7 @@ import {
   retryLater,
   type Outcome,
 } from '../../shared/runtime/outcome.js';
-import { resourceEventKind } from '../../shared/runtime/resource-events.js';
+import { resourceEventKind } from '../../shared/runtime/resource-cloudevent.js';
 import type { HealDeps } from './deps.js';
 import { healGenerator } from './heal.js';
 

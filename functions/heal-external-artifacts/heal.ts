@@ -22,7 +22,7 @@ import {
   type HealDecision,
 } from '../../shared/core/index.js';
 import { isKubeError } from '../../shared/kube/errors.js';
-import { createEventRecorder } from '../../shared/runtime/event-recorder.js';
+import { createEventRecorder } from '../../shared/recovery/kube-event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { HealDeps } from './deps.js';
 

@@ -6,7 +6,7 @@ import {
 } from '../../shared/runtime/function-app.js';
 import type { SurfaceStalledDeps } from './deps.js';
 import { handleSurfaceStalled } from './handler.js';
-import { createOwedEvents } from '../../shared/runtime/owed-events.js';
+import { createOwedEvents } from '../../shared/recovery/owed-kube-events.js';
 
 export function createApp(deps: SurfaceStalledDeps, opts: AppOptions = {}): Express {
   const runtime: SurfaceStalledDeps = {

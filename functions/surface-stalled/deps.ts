@@ -4,7 +4,7 @@ import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { KubePort } from '../../shared/kube/port.js';
 import type { SyncTurns } from './sync-turns.js';
-import type { OwedEvents } from '../../shared/runtime/owed-events.js';
+import type { OwedEvents } from '../../shared/recovery/owed-kube-events.js';
 
 export interface SurfaceStalledDeps {
   readonly kube: KubePort;

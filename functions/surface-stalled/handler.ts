@@ -10,10 +10,10 @@ import {
   APISERVER_UPDATE,
   ACTION_STALLED,
   PING,
-} from '../../shared/core/events.js';
-import { parseActionData, parseArtifactGenerator } from '../../shared/core/parse.js';
-import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
-import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
+} from '../../shared/core/objects/cloudevent-types.js';
+import { parseActionData, parseArtifactGenerator } from '../../shared/core/objects/parse.js';
+import type { AgRef, ArtifactGenerator } from '../../shared/core/objects/types.js';
+import { agEventKind, refFromEventData } from '../../shared/runtime/ag-cloudevent.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
 import { deliverySignal } from '../../shared/runtime/delivery.js';
 import { owedAnswer, owedFirst, owedRedelivery, tracked } from './owed.js';

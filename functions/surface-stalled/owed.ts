@@ -3,13 +3,16 @@
 // verdict is named by the AG and its PackageSource together, so only the process that kept it
 // writes it (force-drift's forces are also named from the AG alone).
 
-import { createEventRecorder, type EventRecorder } from '../../shared/runtime/event-recorder.js';
+import {
+  createEventRecorder,
+  type EventRecorder,
+} from '../../shared/recovery/kube-event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import {
   answerOwedRedelivery,
   payKeptEvents,
   type OwedSettlement,
-} from '../../shared/runtime/owed-events.js';
+} from '../../shared/recovery/owed-kube-events.js';
 import { retryLater, type Outcome } from '../../shared/runtime/outcome.js';
 import type { SurfaceStalledDeps } from './deps.js';
 

@@ -3,7 +3,7 @@
 // owner is not verified (docs/adr/0053) is skipped and counted: its own events report the refusal.
 
 import { controllingPackageSource, verifyOwner } from '../../shared/core/index.js';
-import type { PackageSource } from '../../shared/core/types.js';
+import type { PackageSource } from '../../shared/core/objects/types.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { handled, retryLater, type Outcome } from '../../shared/runtime/outcome.js';
 import type { SurfaceStalledDeps } from './deps.js';

@@ -19,11 +19,14 @@ import {
   verifyOwner,
   type OwnerRefusal,
 } from '../../shared/core/index.js';
-import type { AgRef, ArtifactGenerator, PackageSource } from '../../shared/core/types.js';
+import type { AgRef, ArtifactGenerator, PackageSource } from '../../shared/core/objects/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
-import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
+import {
+  createEventRecorder,
+  type RecordEvent,
+} from '../../shared/recovery/kube-event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
-import { reportRefusedOwner } from '../../shared/runtime/owner-refusal.js';
+import { reportRefusedOwner } from '../../shared/recovery/owner-refusal.js';
 import type { SurfaceStalledDeps } from './deps.js';
 import type { SyncDecided } from './sync-turns.js';
 

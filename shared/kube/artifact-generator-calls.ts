@@ -2,7 +2,12 @@
 // resourceVersion - 1, docs/adr/0014-early-detection.md), and merge patches of the annotations
 // and of status.conditions.
 
-import { AG_API_VERSION, AG_PLURAL, type AgRef, type ArtifactGenerator } from '../core/types.js';
+import {
+  AG_API_VERSION,
+  AG_PLURAL,
+  type AgRef,
+  type ArtifactGenerator,
+} from '../core/objects/types.js';
 import { isKubeError } from './errors.js';
 import { toKubeError, type RequestTarget } from './errors-map.js';
 import type { KubePort, ListOptions, ListPage, PreviousVersion, ReadOptions } from './port.js';

@@ -1,14 +1,14 @@
 // The KubePort on a real API server: raw REST requests through transport.ts (credentials and TLS
 // from client-node's KubeConfig), JSON merge patches with resourceVersion preconditions, typed
 // errors from errors-map.ts. The calls live by resource (artifact-generator-calls.ts,
-// package-source-calls.ts, ping-source-calls.ts, event-calls.ts) on one shared context
+// package-source-calls.ts, ping-source-calls.ts, kube-event-calls.ts) on one shared context
 // (resource-context.ts). See docs/adr/0004-kube-adapter.md for the choices.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { artifactGeneratorCalls } from './artifact-generator-calls.js';
 import { InvalidError } from './errors.js';
 import { discoveryCalls } from './discovery-calls.js';
-import { eventCalls } from './event-calls.js';
+import { eventCalls } from './kube-event-calls.js';
 import { packageSourceCalls } from './package-source-calls.js';
 import { pingSourceCalls } from './ping-source-calls.js';
 import type { KubePort } from './port.js';

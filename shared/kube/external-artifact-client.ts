@@ -7,9 +7,9 @@ import {
   EA_API_VERSION,
   EA_PLURAL,
   type ExternalArtifact,
-} from '../core/external-artifacts.js';
-import { isDns1123Label, isDns1123Subdomain } from '../core/names.js';
-import type { AgRef } from '../core/types.js';
+} from '../core/external-artifacts/objects.js';
+import { isDns1123Label, isDns1123Subdomain } from '../core/codecs/names.js';
+import type { AgRef } from '../core/objects/types.js';
 import { InvalidError } from './errors.js';
 import { describeTarget, type RequestTarget } from './errors-map.js';
 import type {

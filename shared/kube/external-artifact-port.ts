@@ -3,8 +3,8 @@
 // that does not use them neither implements nor is granted them. Every method throws only
 // KubeError subclasses.
 
-import type { ExternalArtifact } from '../core/external-artifacts.js';
-import type { AgRef } from '../core/types.js';
+import type { ExternalArtifact } from '../core/external-artifacts/objects.js';
+import type { AgRef } from '../core/objects/types.js';
 import type { ListPage, ReadOptions } from './port.js';
 
 export interface ExternalArtifactListOptions extends ReadOptions {

@@ -1,7 +1,7 @@
 // The KubePort's events.k8s.io/v1 Event calls: create, get and a merge patch of the series. They
 // are best effort and may carry their own, shorter deadline.
 
-import { EVENTS_API_VERSION, type KubeEvent } from '../core/kube-event-content.js';
+import { EVENTS_API_VERSION, type KubeEvent } from '../core/kube-events/vocabulary.js';
 import { InvalidError } from './errors.js';
 import { describeTarget, type RequestTarget } from './errors-map.js';
 import type { EventCallOptions, KubePort } from './port.js';

@@ -1,7 +1,7 @@
 // The KubePort's PackageSource calls (cluster-scoped): get, list, and a merge patch of
 // status.conditions.
 
-import { PS_API_VERSION, PS_PLURAL, type PackageSource } from '../core/types.js';
+import { PS_API_VERSION, PS_PLURAL, type PackageSource } from '../core/objects/types.js';
 import type { RequestTarget } from './errors-map.js';
 import type { KubePort, ListPage, ReadOptions } from './port.js';
 import {

@@ -1,7 +1,7 @@
 // The KubePort's PingSource calls (the follow-up alarm): get, create, merge patch and delete with
 // an optional resourceVersion precondition.
 
-import { PING_API_VERSION, PING_KIND, PING_PLURAL } from '../core/types.js';
+import { PING_API_VERSION, PING_KIND, PING_PLURAL } from '../core/objects/types.js';
 import { InvalidError } from './errors.js';
 import { describeTarget, type RequestTarget } from './errors-map.js';
 import type { KubePort, PingSource } from './port.js';

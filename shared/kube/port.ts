@@ -2,14 +2,14 @@
 // shared/kube/client.ts (on @kubernetes/client-node); tests run it against a real API server.
 // Every method throws only KubeError subclasses (see errors.ts).
 
-import type { EventSeries, KubeEvent } from '../core/kube-event-content.js';
+import type { EventSeries, KubeEvent } from '../core/kube-events/vocabulary.js';
 import type {
   AgRef,
   ArtifactGenerator,
   Condition,
   OwnerReference,
   PackageSource,
-} from '../core/types.js';
+} from '../core/objects/types.js';
 
 export interface ReadOptions {
   /** Serve from the API server's watch cache (resourceVersion=0): cheaper, may be slightly stale. */

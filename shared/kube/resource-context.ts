@@ -2,8 +2,8 @@
 // call, the field manager every write names, the LIST page reader and the input checks that
 // refuse bad input before any request (nothing is sent, nothing changes).
 
-import type { Condition } from '../core/types.js';
-import { isDns1123Subdomain } from '../core/names.js';
+import type { Condition } from '../core/objects/types.js';
+import { isDns1123Subdomain } from '../core/codecs/names.js';
 import { InvalidError } from './errors.js';
 import { describeTarget, type RequestTarget } from './errors-map.js';
 import type { AnnotationPatch, ListOptions, ListPage, ReadOptions, WriteOptions } from './port.js';

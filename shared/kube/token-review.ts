@@ -4,7 +4,7 @@
 // is a TransientError, a missing RBAC rule a ForbiddenError.
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { ReviewedToken } from '../core/sender-auth.js';
+import type { ReviewedToken } from '../core/access/sender-auth.js';
 import { toKubeError, type RequestTarget } from './errors-map.js';
 import { createCall, type Call } from './rest-call.js';
 import { createTransport } from './transport.js';

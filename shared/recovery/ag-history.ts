@@ -12,7 +12,7 @@ import {
 } from '../core/index.js';
 import { isKubeError, type KubeError } from '../kube/errors.js';
 import type { PreviousVersion } from '../kube/port.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../runtime/logger.js';
 import type { PreviousVersions } from './previous-versions.js';
 
 /**

@@ -5,23 +5,22 @@
 // Event and bump its series with a precondition. Each request has its own short deadline. A
 // failure is logged at warn once per recorder, and a recorder lives for one handled CloudEvent.
 // With `owed` (force-drift), an Event that failed on a transient error is kept as owed: its
-// delivery answers 503 and the redelivery writes it (owed-events.ts, docs/adr/0061).
+// delivery answers 503 and the redelivery writes it (owed-kube-events.ts, docs/adr/0061).
 
 import {
   buildEvents,
-  isDns1123Subdomain,
   nextSeries,
+  subjectOf,
   type ArtifactGenerator,
   type EventStep,
-  type EventSubject,
   type KubeEvent,
 } from '../core/index.js';
 import { isKubeError } from '../kube/errors.js';
 import type { KubePort } from '../kube/port.js';
-import type { Clock } from './clock.js';
-import type { FunctionConfig } from './env.js';
-import type { Logger } from './logger.js';
-import type { OwedEvents } from './owed-events.js';
+import type { Clock } from '../runtime/clock.js';
+import type { FunctionConfig } from '../runtime/env.js';
+import type { Logger } from '../runtime/logger.js';
+import type { OwedEvents } from './owed-kube-events.js';
 
 /**
  * `failed`: a transient failure (timeout, 429, 5xx, reset), which a later try may overcome (kept
@@ -144,17 +143,4 @@ export function createEventRecorder(
 /** A failure a later try may overcome: not our misconfiguration (401/403, 4xx). */
 function retryable(e: unknown): boolean {
   return !isKubeError(e, 'Forbidden') && !isKubeError(e, 'Invalid');
-}
-
-/** The AG as an Event subject; null (no Event) unless it is a well-formed object from the server. */
-export function subjectOf(ag: ArtifactGenerator): EventSubject | null {
-  const meta = ag.metadata;
-  const namespace = meta?.namespace;
-  const name = meta?.name;
-  const uid = meta?.uid;
-  if (!isDns1123Subdomain(namespace) || namespace.length > 63 || !isDns1123Subdomain(name)) {
-    return null;
-  }
-  if (typeof uid !== 'string' || uid === '' || uid.length > 128) return null;
-  return { namespace, name, uid };
 }

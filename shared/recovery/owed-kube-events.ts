@@ -4,7 +4,7 @@
 // What is owed comes from two places. The process that failed keeps the exact Event (bounded
 // memory, an optimisation like the kept history): its redelivery on this replica writes that same
 // object. Any process can also name the step from the AG (a finished force that the action asked
-// for, shared/core/owed-events.ts): a redelivery on another replica, or after a restart, writes
+// for, shared/core/kube-events/owed.ts): a redelivery on another replica, or after a restart, writes
 // it from there. Every owed write is a create: an Event of that name already there means it was
 // written (by us, another replica, or the write whose answer was lost), and nothing more is sent,
 // so an owed Event is written once. Past OWED_EVENT_MAX_AGE_MS it is dropped with a warn line.
@@ -18,12 +18,12 @@ import {
 } from '../core/index.js';
 import { isKubeError } from '../kube/errors.js';
 import type { KubePort } from '../kube/port.js';
-import type { Clock } from './clock.js';
-import type { FunctionConfig } from './env.js';
-import { subjectOf } from './event-recorder.js';
-import type { Logger } from './logger.js';
-import type { Metrics } from './metrics.js';
-import { handled, retryLater, type Outcome } from './outcome.js';
+import type { Clock } from '../runtime/clock.js';
+import type { FunctionConfig } from '../runtime/env.js';
+import { subjectOf } from '../core/kube-events/vocabulary.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Metrics } from '../runtime/metrics.js';
+import { handled, retryLater, type Outcome } from '../runtime/outcome.js';
 
 /** Owed Events kept by a process at the most; the oldest is dropped (with a warn line) beyond. */
 export const OWED_EVENTS_MAX = 256;

@@ -4,9 +4,9 @@
 // refusal: same AG, same reference, same reason).
 
 import { ownerRefusedStep, type ArtifactGenerator, type OwnerRefusal } from '../core/index.js';
-import type { RecordEvent } from './event-recorder.js';
-import type { Logger } from './logger.js';
-import type { Metrics } from './metrics.js';
+import type { RecordEvent } from './kube-event-recorder.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Metrics } from '../runtime/metrics.js';
 
 export async function reportRefusedOwner(
   ag: ArtifactGenerator,

@@ -6,7 +6,7 @@
 // (found, absent) are kept; a failed read is forgotten at once, so the next delivery reads again.
 // The memory is an optimisation, never state: a replica that starts empty reads what it needs.
 
-import type { AgRef, ArtifactGenerator } from '../core/types.js';
+import type { AgRef, ArtifactGenerator } from '../core/objects/types.js';
 import type { KubePort, PreviousVersion } from '../kube/port.js';
 import { setNewest } from './newest-first.js';
 

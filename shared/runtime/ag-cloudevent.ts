@@ -1,7 +1,7 @@
 // Recognising ArtifactGenerator events from the ApiServerSource (Resource and Reference mode).
 
-import { isDns1123Label, isDns1123Subdomain } from '../core/names.js';
-import { AG_API_GROUP, AG_KIND, type AgRef } from '../core/types.js';
+import { isDns1123Label, isDns1123Subdomain } from '../core/codecs/names.js';
+import { AG_API_GROUP, AG_KIND, type AgRef } from '../core/objects/types.js';
 import type { IncomingEvent } from './cloudevent-http.js';
 
 /** 'ag' when the event is about an ArtifactGenerator, 'other' for another kind. */

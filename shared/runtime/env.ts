@@ -6,14 +6,14 @@ import {
   parsePackageSourceAgNamespaces,
   parseRecoveryConfig,
   type RecoveryConfig,
-} from '../core/config.js';
-import type { PackageSourceOwnerRule } from '../core/packagesource-owner.js';
-import { isDns1123Label } from '../core/names.js';
-import { parseSenderAuthConfig, type SenderAuthConfig } from '../core/sender-auth.js';
+} from '../core/config/recovery-config.js';
+import type { PackageSourceOwnerRule } from '../core/packagesource/owner.js';
+import { isDns1123Label } from '../core/codecs/names.js';
+import { parseSenderAuthConfig, type SenderAuthConfig } from '../core/access/sender-auth.js';
 import { parseMetricsExport, type MetricsExportConfig } from './metrics-config.js';
 import { isHttpUrl } from './http-url.js';
 import { readFileSync } from 'node:fs';
-import { readSettings } from '../core/config-check.js';
+import { readSettings } from '../core/config/check.js';
 
 /** The settings loadConfig reads by their rules (the RECOVERY_* ones: parseRecoveryConfig). */
 const ENV_RULE_KEYS = [
@@ -151,7 +151,7 @@ export function loadConfig(
     errors.push(`PORT="${portText}": expected a TCP port number from 1 to 65535`);
   }
 
-  // Every setting of recovery-config with a rule (shared/core/config-rules.ts) is read by it: the
+  // Every setting of recovery-config with a rule (shared/core/config/rules.ts) is read by it: the
   // same values, and the same messages, as the admission policy on the ConfigMap.
   const settings = readSettings(env, ENV_RULE_KEYS);
   errors.push(...settings.problems);

@@ -1,6 +1,6 @@
 // When its Kubernetes client is first built (its first API call, soon after start-up: see
 // shared/runtime/main.ts) each function asks discovery whether the APIs it needs are served
-// (shared/core/prerequisites.ts) and says so once, in one line: `prerequisites served`, or
+// (shared/core/access/prerequisites.ts) and says so once, in one line: `prerequisites served`, or
 // `prerequisite API not served` with the missing ones, plus a Warning Event where the function may
 // write Events. It runs beside the function, never in its way: nothing awaits it, and
 // a read that fails (a degraded API server: timeout, 429, 5xx, or a 403) leaves the need
@@ -14,7 +14,7 @@ import {
   type ApiNeed,
   type NeedState,
   type PrerequisiteReport,
-} from '../core/prerequisites.js';
+} from '../core/access/prerequisites.js';
 import { isKubeError } from '../kube/errors.js';
 import type { KubePort } from '../kube/port.js';
 import type { Clock } from './clock.js';

@@ -1,5 +1,5 @@
 // Recognising an ApiServerSource event's kind (Resource mode), for any watched kind: the `kind` and
-// `apiversion` extensions when present, else the data's own kind. ag-events.ts is the same for AGs.
+// `apiversion` extensions when present, else the data's own kind. ag-cloudevent.ts is the same for AGs.
 
 import type { IncomingEvent } from './cloudevent-http.js';
 

@@ -17,7 +17,7 @@ import {
   type Rejection,
   type SenderAuthConfig,
   type SenderVerdict,
-} from '../core/sender-auth.js';
+} from '../core/access/sender-auth.js';
 import { isKubeError } from '../kube/errors.js';
 import type { TokenReviewer } from '../kube/token-review.js';
 

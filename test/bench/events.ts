@@ -1,8 +1,8 @@
 // The event the throughput, cold-start and memory rows send: an ApiServerSource Resource-mode
 // update in binary mode, as Knative sends it, carrying the realistic AG fixture.
 
-import type { ArtifactGenerator } from '../../shared/core/types.js';
-import { APISERVER_UPDATE } from '../../shared/core/events.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
+import { APISERVER_UPDATE } from '../../shared/core/objects/cloudevent-types.js';
 import { loadRealisticAg } from '../support/realistic-ag.js';
 
 /** Binary-mode headers of an ApiServerSource Resource-mode update for `ag`. */

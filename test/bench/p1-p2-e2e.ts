@@ -15,7 +15,7 @@
 
 import { loadavg } from 'node:os';
 
-import { ANNOTATION_ATTEMPTS } from '../../shared/core/tracking.js';
+import { ANNOTATION_ATTEMPTS } from '../../shared/core/decision/tracking.js';
 import { parseRfc3339, type AgProgress, type System } from '../harness/system.js';
 import { createOwner, pool, type RawKube } from '../support/raw-kube.js';
 import { withBenchSystem } from './bench-system.js';

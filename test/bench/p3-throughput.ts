@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { functionAudience } from '../../shared/core/sender-auth.js';
+import { functionAudience } from '../../shared/core/access/sender-auth.js';
 import { OidcTokenProvider, oidcSubject } from '../harness/knative/index.js';
 import { withToken } from '../setup/cluster-rbac.js';
 import { RECOVERY_NAMESPACE } from '../support/manifests.js';

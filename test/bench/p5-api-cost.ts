@@ -9,13 +9,19 @@
 
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { DEFAULT_GRACE_PERIOD_MS, DEFAULT_RECOVERY_CONFIG } from '../../shared/core/config.js';
-import { REASON_FORCED, readyOf } from '../../shared/core/conditions.js';
-import { ACTION_FORCE, ACTION_PREFIX } from '../../shared/core/events.js';
-import { ANNOTATION_ATTEMPTS, ANNOTATION_REQUESTED_AT } from '../../shared/core/tracking.js';
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+import {
+  DEFAULT_GRACE_PERIOD_MS,
+  DEFAULT_RECOVERY_CONFIG,
+} from '../../shared/core/config/recovery-config.js';
+import { REASON_FORCED, readyOf } from '../../shared/core/objects/conditions.js';
+import { ACTION_FORCE, ACTION_PREFIX } from '../../shared/core/objects/cloudevent-types.js';
+import {
+  ANNOTATION_ATTEMPTS,
+  ANNOTATION_REQUESTED_AT,
+} from '../../shared/core/decision/tracking.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import { SWEEP_PAGE_SIZE } from '../../functions/detect/sweep.js';
-import { backoffFor } from '../../shared/core/backoff.js';
+import { backoffFor } from '../../shared/core/decision/backoff.js';
 import { startKubeProxy, type KubeProxy, type ProxyCall } from '../support/kube-proxy.js';
 import { actionEvent, agResourceEvent, postEvent } from '../support/http-events.js';
 import {

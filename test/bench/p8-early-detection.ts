@@ -13,8 +13,8 @@ import type { BrokerTuning } from '../harness/system.js';
 import { withBenchSystem } from './bench-system.js';
 import { percentile } from './stats.js';
 import { sizeNamed, smokeMode } from './smoke.js';
-import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config.js';
-import { REASON_AWAITING } from '../../shared/core/conditions.js';
+import { DEFAULT_GRACE_PERIOD_MS } from '../../shared/core/config/recovery-config.js';
+import { REASON_AWAITING } from '../../shared/core/objects/conditions.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { REPORT_ONLY, rowsPerVariant, valueRowsOf } from './types.js';
 

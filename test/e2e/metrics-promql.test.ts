@@ -12,7 +12,7 @@
 // the rules' and the dashboard's (test/support/monitoring-queries.ts): every one is evaluated.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACTION_FORCE } from '../../shared/core/events.js';
+import { ACTION_FORCE } from '../../shared/core/objects/cloudevent-types.js';
 import { getArtifactGenerator } from '../support/apiserver.js';
 import { actionEvent, agResourceEvent } from '../support/http-events.js';
 import { listEventsAbout, occurrences } from '../support/kube-events.js';

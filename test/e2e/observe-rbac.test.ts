@@ -5,7 +5,7 @@
 
 import * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { ACTION_FORCE } from '../../shared/core/events.js';
+import { ACTION_FORCE } from '../../shared/core/objects/cloudevent-types.js';
 import { MERGE_PATCH } from '../support/apiserver.js';
 import { AG_RESOURCE } from '../harness/knative/index.js';
 import { CLIENTS } from '../support/rbac-calls.js';

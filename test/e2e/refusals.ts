@@ -9,13 +9,13 @@
 
 import * as k8s from '@kubernetes/client-node';
 import { HTTP, type CloudEventV1 } from 'cloudevents';
-import { functionAudience } from '../../shared/core/sender-auth.js';
+import { functionAudience } from '../../shared/core/access/sender-auth.js';
 import {
   PS_API_GROUP,
   PS_PLURAL,
   type AgRef,
   type PackageSource,
-} from '../../shared/core/types.js';
+} from '../../shared/core/objects/types.js';
 import type { FunctionName, System } from '../harness/system.js';
 import {
   MERGE_PATCH,

@@ -14,7 +14,12 @@
 
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PING, TIMER_ALARM, TIMER_EXTENSION, TIMER_RESYNC } from '../../shared/core/events.js';
+import {
+  PING,
+  TIMER_ALARM,
+  TIMER_EXTENSION,
+  TIMER_RESYNC,
+} from '../../shared/core/objects/cloudevent-types.js';
 import { toKnativeManifests } from '../harness/knative/manifests.js';
 import { pingEventSource } from '../harness/knative/ping-scheduler.js';
 import { deleteAlarm, readAlarm } from '../harness/system/world.js';
@@ -25,7 +30,7 @@ import {
   type ServiceAccountName,
   type ServiceAccountTokens,
 } from '../setup/cluster-rbac.js';
-import { functionAudience } from '../../shared/core/sender-auth.js';
+import { functionAudience } from '../../shared/core/access/sender-auth.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
 import { OidcTokenProvider, type OidcSender } from '../harness/knative/index.js';
 import { TRIGGER_GK } from '../harness/knative/oidc-identity.js';

@@ -6,7 +6,7 @@
 // an API server that does not serve ArtifactGenerators or credentials that cannot be prepared.
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import { AG_API_VERSION, AG_PLURAL } from '../../shared/core/types.js';
+import { AG_API_VERSION, AG_PLURAL } from '../../shared/core/objects/types.js';
 import { createTransport, type HttpOutcome } from '../../shared/kube/transport.js';
 
 /** `--wait-seconds`' default. */

@@ -13,7 +13,7 @@ import {
   ANNOTATION_REQUESTED_AT,
   APISERVER_UPDATE,
 } from '../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import {
   agRefOf,
   deleteArtifactGenerator,

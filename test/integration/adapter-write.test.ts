@@ -4,7 +4,7 @@
 
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/types.js';
+import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/objects/types.js';
 import { createKubeClient } from '../../shared/kube/client.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { KubePort, PingSource, WriteOptions } from '../../shared/kube/port.js';

@@ -13,7 +13,7 @@ import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestToken, withToken } from '../setup/cluster-rbac.js';
 import { testKubeConfig, uniqueName } from '../support/apiserver.js';
-import { INSTALL_LABEL } from '../../shared/core/config-policy.js';
+import { INSTALL_LABEL } from '../../shared/core/config/policy.js';
 
 const admin = testKubeConfig();
 const core = admin.makeApiClient(k8s.CoreV1Api);

@@ -20,7 +20,7 @@ import {
   type ArtifactGenerator,
   type ExternalArtifact,
 } from '../../shared/core/index.js';
-import type { PackageSource } from '../../shared/core/types.js';
+import type { PackageSource } from '../../shared/core/objects/types.js';
 import { createKubeClient } from '../../shared/kube/client.js';
 import { createExternalArtifactClient } from '../../shared/kube/external-artifact-client.js';
 import { isKubeError } from '../../shared/kube/errors.js';

@@ -3,7 +3,7 @@
 
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/types.js';
+import type { AgRef, ArtifactGenerator, Condition } from '../../shared/core/objects/types.js';
 import {
   DEFAULT_AG_NAMESPACE,
   MERGE_PATCH,

@@ -1,5 +1,5 @@
 // The admission policy on recovery-config (knative/components/admission-policy/policy-config.yaml,
-// generated from shared/core/config-rules.ts, docs/adr/0064) and the functions' loader agree, on
+// generated from shared/core/config/rules.ts, docs/adr/0064) and the functions' loader agree, on
 // the real kube-apiserver where the global setup installed the policy: each bad value of the
 // shared table is refused by both with the same line, each good one admitted by both. The writes
 // are dry-run creates (nothing is stored) of a ConfigMap labelled as the generated one is.

@@ -13,7 +13,7 @@ import {
   PING,
   TIMER_ALARM,
   TIMER_EXTENSION,
-} from '../../shared/core/events.js';
+} from '../../shared/core/objects/cloudevent-types.js';
 import type { PingSource } from '../../shared/kube/port.js';
 import { VirtualClock } from '../harness/virtual-clock.js';
 import {

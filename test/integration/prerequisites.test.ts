@@ -12,7 +12,7 @@ import {
   API_NEEDS,
   describeNeed,
   EVENT_REASON_PREREQUISITE_MISSING,
-} from '../../shared/core/prerequisites.js';
+} from '../../shared/core/access/prerequisites.js';
 import { checkPrerequisites } from '../../shared/runtime/prerequisites.js';
 import { createLogger } from '../../shared/runtime/logger.js';
 import { LogCapture } from '../harness/system/log-capture.js';

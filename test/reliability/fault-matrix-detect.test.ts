@@ -10,7 +10,7 @@ import {
   AG_KIND,
   type AgRef,
   type ArtifactGenerator,
-} from '../../shared/core/types.js';
+} from '../../shared/core/objects/types.js';
 import {
   agRefOf,
   deleteArtifactGenerator,

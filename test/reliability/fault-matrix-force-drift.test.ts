@@ -10,7 +10,11 @@ import {
   readyOf,
   RESUME_SETTLE_MS,
 } from '../../shared/core/index.js';
-import type { AgRef, ArtifactGenerator, ArtifactGeneratorStatus } from '../../shared/core/types.js';
+import type {
+  AgRef,
+  ArtifactGenerator,
+  ArtifactGeneratorStatus,
+} from '../../shared/core/objects/types.js';
 import { agRefOf, getArtifactGenerator, deleteArtifactGenerator } from '../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, stuckStatus } from '../support/ag-states.js';
 import {

@@ -11,7 +11,7 @@ import {
   REASON_FORCED,
   REASON_STALLED,
 } from '../../shared/core/index.js';
-import type { AgRef, ArtifactGenerator, PackageSource } from '../../shared/core/types.js';
+import type { AgRef, ArtifactGenerator, PackageSource } from '../../shared/core/objects/types.js';
 import {
   agRefOf,
   createPackageSource,

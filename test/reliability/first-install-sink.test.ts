@@ -8,8 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACTION_FORCE } from '../../shared/core/events.js';
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+import { ACTION_FORCE } from '../../shared/core/objects/cloudevent-types.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import { makeArtifactGenerator, testKubeConfig } from '../support/apiserver.js';
 import { stuckStatus } from '../support/ag-states.js';
 import {

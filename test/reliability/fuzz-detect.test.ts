@@ -2,7 +2,7 @@
 // PingSource (a valid AG in its grace period arms it; a sweep settles it).
 
 import fc from 'fast-check';
-import * as ev from '../../shared/core/events.js';
+import * as ev from '../../shared/core/objects/cloudevent-types.js';
 import { defineFuzzSuite } from './support/fuzz-suite.js';
 import { eventType } from './support/arbitraries/http-request.js';
 

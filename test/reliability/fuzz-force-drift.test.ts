@@ -1,7 +1,7 @@
 // force-drift under hostile HTTP input. Valid action data names AGs that do not exist (their
 // namespaces are never used by any test), so no input may cause any write at all.
 
-import * as ev from '../../shared/core/events.js';
+import * as ev from '../../shared/core/objects/cloudevent-types.js';
 import { defineFuzzSuite, mostlyHandledTypes } from './support/fuzz-suite.js';
 
 defineFuzzSuite({

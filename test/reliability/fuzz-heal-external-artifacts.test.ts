@@ -1,7 +1,7 @@
 // heal-external-artifacts under hostile HTTP input. No AG named by any input exists (and the
 // cluster's AGs are deleted first), so no input may cause any write at all.
 
-import * as ev from '../../shared/core/events.js';
+import * as ev from '../../shared/core/objects/cloudevent-types.js';
 import { defineFuzzSuite, mostlyHandledTypes } from './support/fuzz-suite.js';
 
 defineFuzzSuite({

@@ -2,7 +2,7 @@
 // resync ping may write, and only PackageSource status (the cluster starts empty, so it has none).
 
 import fc from 'fast-check';
-import * as ev from '../../shared/core/events.js';
+import * as ev from '../../shared/core/objects/cloudevent-types.js';
 import { defineFuzzSuite } from './support/fuzz-suite.js';
 import { eventType } from './support/arbitraries/http-request.js';
 

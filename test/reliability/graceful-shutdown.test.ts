@@ -17,7 +17,7 @@ import {
   ASKED_RESUME_SETTLE_MS,
   type ActionData,
 } from '../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import { agRefOf, getArtifactGenerator, testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { createAgWithStatus, stuckStatus } from '../support/ag-states.js';
 import { cloudEvent, postEvent } from '../support/http-events.js';

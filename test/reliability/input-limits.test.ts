@@ -20,7 +20,7 @@ import {
   AG_KIND,
   type ArtifactGenerator,
   type Condition,
-} from '../../shared/core/types.js';
+} from '../../shared/core/objects/types.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../../shared/runtime/function-app.js';
 import { uniqueName } from '../support/apiserver.js';
 import { DIGEST, INVENTORY } from '../support/ag-states.js';

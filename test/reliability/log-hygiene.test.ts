@@ -14,7 +14,11 @@ import {
   APISERVER_UPDATE,
   formatTimeNano,
 } from '../../shared/core/index.js';
-import { AG_API_VERSION, AG_KIND, type ArtifactGenerator } from '../../shared/core/types.js';
+import {
+  AG_API_VERSION,
+  AG_KIND,
+  type ArtifactGenerator,
+} from '../../shared/core/objects/types.js';
 import { loadKubeConfig } from '../../shared/kube/config.js';
 import { createLogger } from '../../shared/runtime/logger.js';
 import {

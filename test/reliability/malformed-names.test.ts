@@ -3,7 +3,11 @@
 
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { APISERVER_UPDATE } from '../../shared/core/index.js';
-import { AG_API_VERSION, AG_KIND, type ArtifactGenerator } from '../../shared/core/types.js';
+import {
+  AG_API_VERSION,
+  AG_KIND,
+  type ArtifactGenerator,
+} from '../../shared/core/objects/types.js';
 import { uniqueName } from '../support/apiserver.js';
 import { DIGEST, INVENTORY } from '../support/ag-states.js';
 import { cloudEvent, postEvent, type Started } from '../support/http-events.js';

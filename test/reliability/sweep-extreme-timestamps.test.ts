@@ -3,7 +3,7 @@
 // healthy) and still programs the follow-up alarm for the AG that is really due.
 
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { Condition } from '../../shared/core/types.js';
+import type { Condition } from '../../shared/core/objects/types.js';
 import { uniqueName } from '../support/apiserver.js';
 import {
   createAgWithStatus,

@@ -11,11 +11,11 @@
 
 import https from 'node:https';
 import type * as k8s from '@kubernetes/client-node';
-import { AG_API_VERSION, PS_API_VERSION } from '../../shared/core/types.js';
+import { AG_API_VERSION, PS_API_VERSION } from '../../shared/core/objects/types.js';
 import { makeArtifactGenerator, makePackageSource } from '../support/fixture-objects.js';
 import { RECOVERY_NAMESPACE, renderKustomize, type K8sObject } from '../support/manifests.js';
 import { createObjects, rbacSourceDir } from './cluster-rbac.js';
-import { CONFIG_LABEL, CONFIG_POLICY_NAME } from '../../shared/core/config-policy.js';
+import { CONFIG_LABEL, CONFIG_POLICY_NAME } from '../../shared/core/config/policy.js';
 
 export const POLICY_KIND = 'ValidatingAdmissionPolicy';
 export const BINDING_KIND = 'ValidatingAdmissionPolicyBinding';

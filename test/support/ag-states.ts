@@ -3,8 +3,11 @@
 // vocabulary, ./conditions.ts.
 
 import type * as k8s from '@kubernetes/client-node';
-import type { ArtifactGenerator, ArtifactGeneratorStatus } from '../../shared/core/types.js';
-import { AG_API_GROUP, AG_PLURAL } from '../../shared/core/types.js';
+import type {
+  ArtifactGenerator,
+  ArtifactGeneratorStatus,
+} from '../../shared/core/objects/types.js';
+import { AG_API_GROUP, AG_PLURAL } from '../../shared/core/objects/types.js';
 import { loadRealisticAg } from './realistic-ag.js';
 import {
   AG_VERSION,

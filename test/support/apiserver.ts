@@ -5,14 +5,19 @@
 
 import * as k8s from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { AG_API_GROUP, AG_PLURAL, PS_API_GROUP, PS_PLURAL } from '../../shared/core/types.js';
+import {
+  AG_API_GROUP,
+  AG_PLURAL,
+  PS_API_GROUP,
+  PS_PLURAL,
+} from '../../shared/core/objects/types.js';
 import type {
   AgRef,
   ArtifactGenerator,
   ArtifactGeneratorStatus,
   PackageSource,
   PackageSourceStatus,
-} from '../../shared/core/types.js';
+} from '../../shared/core/objects/types.js';
 import { makeArtifactGenerator, makePackageSource, uniqueName } from './fixture-objects.js';
 
 export {

@@ -4,10 +4,10 @@
 // Every builder takes `(at, generation = 1)`. Pure: no vitest, no client-node, no node:* imports,
 // so the unit tests use it too.
 
-import { REASON_FORCED } from '../../shared/core/conditions.js';
-import { markerCondition } from '../../shared/core/force-plan.js';
-import { formatTimeSeconds } from '../../shared/core/time.js';
-import type { Condition } from '../../shared/core/types.js';
+import { REASON_FORCED } from '../../shared/core/objects/conditions.js';
+import { markerCondition } from '../../shared/core/decision/force-plan.js';
+import { formatTimeSeconds } from '../../shared/core/codecs/time.js';
+import type { Condition } from '../../shared/core/objects/types.js';
 import {
   MSG_IN_PROGRESS,
   REASON_BUILD_FAILED,

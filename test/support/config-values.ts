@@ -1,4 +1,4 @@
-// Good and bad values of every setting with a rule (shared/core/config-rules.ts), one table for
+// Good and bad values of every setting with a rule (shared/core/config/rules.ts), one table for
 // the loader's unit test and for the test that the admission policy on recovery-config agrees
 // with the loader on the real kube-apiserver (test/integration/config-policy.test.ts).
 

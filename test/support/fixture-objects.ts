@@ -3,8 +3,13 @@
 // them), the unit tests build their in-memory objects on them. Pure: no vitest, no client-node, no
 // node:* imports. Their conditions: ./conditions.ts.
 
-import { AG_API_VERSION, AG_KIND, PS_API_VERSION, PS_KIND } from '../../shared/core/types.js';
-import type { ArtifactGenerator, PackageSource } from '../../shared/core/types.js';
+import {
+  AG_API_VERSION,
+  AG_KIND,
+  PS_API_VERSION,
+  PS_KIND,
+} from '../../shared/core/objects/types.js';
+import type { ArtifactGenerator, PackageSource } from '../../shared/core/objects/types.js';
 
 export const DEFAULT_AG_NAMESPACE = 'cozy-system';
 export const PACKAGESOURCE_LABEL = 'cozystack.io/packagesource';

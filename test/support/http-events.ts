@@ -7,14 +7,18 @@ import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
 import { CloudEvent, HTTP, type CloudEventV1 } from 'cloudevents';
 import { randomUUID } from 'node:crypto';
-import { ACTION_SOURCE, PING, type ActionData } from '../../shared/core/events.js';
-import { formatTimeNano } from '../../shared/core/time.js';
+import {
+  ACTION_SOURCE,
+  PING,
+  type ActionData,
+} from '../../shared/core/objects/cloudevent-types.js';
+import { formatTimeNano } from '../../shared/core/codecs/time.js';
 import {
   AG_API_VERSION,
   AG_KIND,
   AG_PLURAL,
   type ArtifactGenerator,
-} from '../../shared/core/types.js';
+} from '../../shared/core/objects/types.js';
 import {
   apiServerSourceEvent,
   IN_CLUSTER_SERVER,

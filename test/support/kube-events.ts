@@ -3,8 +3,8 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EventsV1Api } from '@kubernetes/client-node';
-import type { KubeEvent } from '../../shared/core/kube-event-content.js';
-import { parseTime } from '../../shared/core/time.js';
+import type { KubeEvent } from '../../shared/core/kube-events/vocabulary.js';
+import { parseTime } from '../../shared/core/codecs/time.js';
 
 /** Every Event in `namespace` whose `regarding` is the object with this uid (or name). */
 export async function listEventsAbout(

@@ -14,7 +14,7 @@ import {
   type ArtifactGenerator,
   type ArtifactGeneratorStatus,
   type PackageSource,
-} from '../../shared/core/types.js';
+} from '../../shared/core/objects/types.js';
 import { createTransport, type HttpRequest, type Send } from '../../shared/kube/transport.js';
 import { loadRealisticAg } from './realistic-ag.js';
 import { healthyStatus, stuckStatus, type AgShape } from './ag-states.js';

@@ -4,7 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ArtifactGenerator } from '../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 
 export const REALISTIC_AG_PATH = join(import.meta.dirname, 'fixtures', 'realistic-ag.json');
 

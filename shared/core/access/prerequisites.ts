@@ -2,16 +2,23 @@
 // (issue 35, docs/operations.md "Prerequisites"). Pure: shared/runtime/prerequisites.ts asks the
 // API server's discovery and writes the line and the Event.
 
-import { EA_API_GROUP, EA_KIND, EA_PLURAL } from './external-artifacts.js';
-import { eventName } from './kube-event-series.js';
+import { EA_API_GROUP, EA_KIND, EA_PLURAL } from '../external-artifacts/objects.js';
+import { eventName } from '../kube-events/series.js';
 import {
   EVENTS_API_VERSION,
   REPORTING_CONTROLLER,
   REPORTING_INSTANCE_MAX,
   type KubeEvent,
-} from './kube-event-content.js';
-import { formatTimeMicro } from './time.js';
-import { AG_API_GROUP, AG_KIND, PING_KIND, PING_PLURAL, PS_API_GROUP, PS_KIND } from './types.js';
+} from '../kube-events/vocabulary.js';
+import { formatTimeMicro } from '../codecs/time.js';
+import {
+  AG_API_GROUP,
+  AG_KIND,
+  PING_KIND,
+  PING_PLURAL,
+  PS_API_GROUP,
+  PS_KIND,
+} from '../objects/types.js';
 
 /** One API a function needs: a resource of a group/version, as discovery lists it. */
 export interface ApiNeed {

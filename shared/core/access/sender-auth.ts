@@ -3,8 +3,8 @@
 // TokenReview's answer, and the cache policy. Who the sender is comes from the API server's
 // TokenReview alone; a claim read here never lets a request in.
 
-import { checkSetting } from './config-check.js';
-import { ruleOf } from './config-rules.js';
+import { checkSetting } from '../config/check.js';
+import { ruleOf } from '../config/rules.js';
 
 /** off: no check (Eventing's authentication-oidc off); oidc: every delivery needs a valid token. */
 export type SenderAuthMode = 'off' | 'oidc';
@@ -73,7 +73,7 @@ export function parseSenderAuthConfig(
     const v = env[key];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
-  // RECOVERY_AUTH by its rule (config-rules.ts), as the admission policy on recovery-config reads it.
+  // RECOVERY_AUTH by its rule (shared/core/config/rules.ts), as the admission policy on recovery-config reads it.
   const modeResult = checkSetting(ruleOf(ENV_AUTH), env[ENV_AUTH]);
   let mode: SenderAuthMode = 'off';
   if (modeResult.ok) mode = modeResult.value as SenderAuthMode;

@@ -1,9 +1,9 @@
-// Reads one setting of recovery-config by its rule (config-rules.ts). Pure: the caller passes
+// Reads one setting of recovery-config by its rule (rules.ts). Pure: the caller passes
 // the environment in. The admission policy's CEL (config-policy-cel.ts) implements the same checks.
 
-import { parseDuration } from './duration.js';
-import { isDns1123Label } from './names.js';
-import { problemOf, ruleOf, type SettingRule } from './config-rules.js';
+import { parseDuration } from '../codecs/duration.js';
+import { isDns1123Label } from '../codecs/names.js';
+import { problemOf, ruleOf, type SettingRule } from './rules.js';
 
 /** What a setting reads as: milliseconds, a number, a lower-case word, a name or a list. */
 export type SettingValue = number | string | readonly string[];

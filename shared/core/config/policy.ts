@@ -1,17 +1,11 @@
-// The ValidatingAdmissionPolicy on recovery-config, built from the rules table (config-rules.ts):
-// the same checks as config-check.ts, written in CEL, and the loader's own message for each bad
+// The ValidatingAdmissionPolicy on recovery-config, built from the rules table (rules.ts):
+// the same checks as check.ts, written in CEL, and the loader's own message for each bad
 // value (docs/adr/0064). test/generate/config-policy.ts writes it to
 // knative/components/admission-policy/policy-config.yaml; a unit test checks the file is current.
 
-import {
-  CONFIG_ORDER_RULES,
-  CONFIG_RULES,
-  SHOWN_MAX,
-  ruleOf,
-  type SettingRule,
-} from './config-rules.js';
-import { DURATION_SHAPE, INTEGER_SHAPE } from './config-check.js';
-import { parseDuration } from './duration.js';
+import { CONFIG_ORDER_RULES, CONFIG_RULES, SHOWN_MAX, ruleOf, type SettingRule } from './rules.js';
+import { DURATION_SHAPE, INTEGER_SHAPE } from './check.js';
+import { parseDuration } from '../codecs/duration.js';
 
 export const CONFIG_POLICY_NAME = 'source-watcher-recovery-config';
 /** The label the generated recovery-config carries (knative/core/kustomization.yaml). */

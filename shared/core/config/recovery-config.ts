@@ -1,8 +1,8 @@
 // Recovery settings: the reference driver's constants, overridable from the environment.
 // The caller passes the environment in; this module never reads process.env.
 
-import { checkSetting, readSettings } from './config-check.js';
-import { CONFIG_ORDER_RULES, orderProblemOf, ruleOf } from './config-rules.js';
+import { checkSetting, readSettings } from './check.js';
+import { CONFIG_ORDER_RULES, orderProblemOf, ruleOf } from './rules.js';
 
 export type RecoveryMode = 'enforce' | 'observe' | 'off';
 
@@ -71,7 +71,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** The keys parseRecoveryConfig reads, each by its rule in config-rules.ts. */
+/** The keys parseRecoveryConfig reads, each by its rule in rules.ts. */
 const RECOVERY_KEYS = [
   ENV_GRACE_PERIOD,
   ENV_BACKOFF_INITIAL,
@@ -82,7 +82,7 @@ const RECOVERY_KEYS = [
 ] as const;
 
 /**
- * Reads RECOVERY_* variables by their rules (config-rules.ts); unset or empty means the default.
+ * Reads RECOVERY_* variables by their rules (rules.ts); unset or empty means the default.
  * Every problem is collected into one ConfigError whose lines are the rules' own messages (the
  * admission policy on recovery-config refuses the same values with the same lines).
  */
@@ -122,7 +122,7 @@ export const DEFAULT_PACKAGESOURCE_AG_NAMESPACES: readonly string[] = Object.fre
 export const MAX_PACKAGESOURCE_AG_NAMESPACES = 16; // its rule's maxItems
 
 /**
- * RECOVERY_PACKAGESOURCE_AG_NAMESPACES by its rule (config-rules.ts): a comma-separated list of
+ * RECOVERY_PACKAGESOURCE_AG_NAMESPACES by its rule (rules.ts): a comma-separated list of
  * namespace names (spaces around them ignored, repeats dropped); unset or empty means cozy-system.
  * Throws a ConfigError with the rule's message.
  */

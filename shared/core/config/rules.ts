@@ -1,5 +1,5 @@
 // The one table of rules for the settings in recovery-config (docs/adr/0064). The loader
-// (shared/core/config.ts, shared/runtime/env.ts) checks every value with it, and the
+// (shared/core/config/recovery-config.ts, shared/runtime/env.ts) checks every value with it, and the
 // ValidatingAdmissionPolicy on the ConfigMap is generated from it (config-policy-cel.ts), so a
 // value is accepted or refused the same way, with the same message, at apply time and at start-up.
 

@@ -1,6 +1,6 @@
 // The backoff between forces: initial, doubling per attempt, capped.
 
-import type { RecoveryConfig } from './config.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
 
 /**
  * Backoff after `attempts` forces: initial * 2^(attempts-1), capped at max; attempts <= 1 gives

@@ -5,10 +5,10 @@
 // limiter retries 0.75 s later, where the conditions write can be lost again. Clearing on that
 // False would restart the count and push the verdict past the HelmRelease's 15 minutes.
 
-import type { RecoveryConfig } from './config.js';
-import { readyOf } from './conditions.js';
-import { parseTime } from './time.js';
-import type { ArtifactGenerator } from './types.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
+import { readyOf } from '../objects/conditions.js';
+import { parseTime } from '../codecs/time.js';
+import type { ArtifactGenerator } from '../objects/types.js';
 
 /**
  * The moment from which an honest Ready=False on `ag` counts as staying (its lastTransitionTime

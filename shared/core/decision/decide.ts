@@ -1,14 +1,14 @@
 // The decision: what to do about one AG at one moment. A pure function of (AG, now, config).
 
 import { backoffFor } from './backoff.js';
-import type { RecoveryConfig } from './config.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
 import { gateReason, type GateReason } from './gate.js';
 import { cycleEnded } from './cycle.js';
 import { NO_SIGNALS, type Signals } from './lost-write.js';
-import { isNonEmptyString, ownValue } from './plain.js';
-import { parseTime } from './time.js';
+import { isNonEmptyString, ownValue } from '../codecs/plain.js';
+import { parseTime } from '../codecs/time.js';
 import { ANNOTATION_REQUESTED_AT, readTracking } from './tracking.js';
-import type { ArtifactGenerator } from './types.js';
+import type { ArtifactGenerator } from '../objects/types.js';
 
 export type RecoveryStep =
   | { kind: 'force'; attempt: number }

@@ -1,9 +1,9 @@
 // What a force writes on the AG. Pure: the caller performs the writes.
 
-import { READY, readyOf, REASON_FORCED, replaceCondition } from './conditions.js';
-import { isFiniteNumber } from './plain.js';
-import { formatTimeNano, formatTimeSeconds } from './time.js';
-import type { ArtifactGenerator, Condition } from './types.js';
+import { READY, readyOf, REASON_FORCED, replaceCondition } from '../objects/conditions.js';
+import { isFiniteNumber } from '../codecs/plain.js';
+import { formatTimeNano, formatTimeSeconds } from '../codecs/time.js';
+import type { ArtifactGenerator, Condition } from '../objects/types.js';
 
 /** Ready=False/SourceWatcherRecoveryForced on the current generation: source-watcher sees drift. */
 export function markerCondition(ag: ArtifactGenerator, now: number): Condition {

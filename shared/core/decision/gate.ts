@@ -1,12 +1,12 @@
 // Whether the recovery state machine runs for an AG at all.
 
-import type { RecoveryConfig } from './config.js';
-import { readyOf, REASON_FORCED } from './conditions.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
+import { readyOf, REASON_FORCED } from '../objects/conditions.js';
 import { lostWriteCandidate, NO_SIGNALS, type Signals } from './lost-write.js';
-import { isFiniteNumber } from './plain.js';
+import { isFiniteNumber } from '../codecs/plain.js';
 import { isStuck } from './stuck.js';
 import { readTracking } from './tracking.js';
-import type { ArtifactGenerator } from './types.js';
+import type { ArtifactGenerator } from '../objects/types.js';
 
 /**
  * own-marker: our forced Ready reflected back; rebuilding: Unknown after a force; stuck: §3, the

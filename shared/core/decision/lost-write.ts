@@ -7,11 +7,11 @@
 // AG with its immediately previous version shows it, no clock needed. The previous version comes
 // from the API server's history (a read at resourceVersion - 1); this module only compares.
 
-import type { RecoveryConfig } from './config.js';
-import { readyOf } from './conditions.js';
-import { isFiniteNumber } from './plain.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
+import { readyOf } from '../objects/conditions.js';
+import { isFiniteNumber } from '../codecs/plain.js';
 import { hasOutputs } from './stuck.js';
-import type { ArtifactGenerator, Condition, InventoryEntry } from './types.js';
+import type { ArtifactGenerator, Condition, InventoryEntry } from '../objects/types.js';
 
 /** What the functions learned beyond the AG itself. Absent facts are "not seen". */
 export interface Signals {

@@ -1,10 +1,10 @@
 // The fluxcd/pkg#934 signature: outputs saved, Ready verdict lost.
 
-import type { RecoveryConfig } from './config.js';
-import { readyOf } from './conditions.js';
-import { isFiniteNumber, isNonEmptyString } from './plain.js';
-import { parseTime } from './time.js';
-import type { ArtifactGenerator } from './types.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
+import { readyOf } from '../objects/conditions.js';
+import { isFiniteNumber, isNonEmptyString } from '../codecs/plain.js';
+import { parseTime } from '../codecs/time.js';
+import type { ArtifactGenerator } from '../objects/types.js';
 
 /** Inventory is a non-empty array and observedSourcesDigest a non-empty string. */
 export function hasOutputs(ag: ArtifactGenerator): boolean {

@@ -1,9 +1,9 @@
 // Recovery state kept on the AG as annotations, read defensively.
 
-import type { RecoveryConfig } from './config.js';
-import { ownValue } from './plain.js';
-import { formatTimeNano, parseTime } from './time.js';
-import type { ArtifactGenerator } from './types.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
+import { ownValue } from '../codecs/plain.js';
+import { formatTimeNano, parseTime } from '../codecs/time.js';
+import type { ArtifactGenerator } from '../objects/types.js';
 
 export const ANNOTATION_REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 export const ANNOTATION_ATTEMPTS = 'cozystack.io/source-watcher-recovery-attempts';

@@ -3,7 +3,7 @@
 // what heals it, acting only when source-watcher will rebuild and only on objects it generated for
 // this AG. Each rule names the source-watcher code it follows in ADR 54.
 
-import { REASON_FORCED, readyOf } from './conditions.js';
+import { REASON_FORCED, readyOf } from '../objects/conditions.js';
 import {
   digestOf,
   field,
@@ -16,15 +16,20 @@ import {
   type HealDecision,
   type LeaveReason,
   type RecreateTarget,
-} from './external-artifacts.js';
-import { isDns1123Label, isDns1123Subdomain } from './names.js';
-import { ownValue } from './plain.js';
+} from './objects.js';
+import { isDns1123Label, isDns1123Subdomain } from '../codecs/names.js';
+import { ownValue } from '../codecs/plain.js';
 import {
   ANNOTATION_ATTEMPTS,
   ANNOTATION_LAST_RECOVERY_AT,
   ANNOTATION_REQUESTED_AT,
-} from './tracking.js';
-import { AG_API_GROUP, AG_KIND, type ArtifactGenerator, type InventoryEntry } from './types.js';
+} from '../decision/tracking.js';
+import {
+  AG_API_GROUP,
+  AG_KIND,
+  type ArtifactGenerator,
+  type InventoryEntry,
+} from '../objects/types.js';
 
 /** source-watcher's pause annotation (ReconcileAnnotation); `disabled` in any case pauses. */
 export const ANNOTATION_SW_RECONCILE = 'source.extensions.fluxcd.io/reconcile';

@@ -1,8 +1,8 @@
 // Who source-watcher re-creates an ExternalArtifact as (docs/adr/0054, rule 8), so that the heal
 // deletes one only when its re-creation can succeed.
 
-import { isDns1123Label } from './names.js';
-import type { ArtifactGenerator } from './types.js';
+import { isDns1123Label } from '../codecs/names.js';
+import type { ArtifactGenerator } from '../objects/types.js';
 
 /** Who source-watcher re-creates an ExternalArtifact in `namespace` as. */
 export type RecreateIdentity =

@@ -1,11 +1,11 @@
 // ExternalArtifacts as source-watcher generates them (docs/adr/0038, docs/adr/0054): their shape,
 // the event's object and its owner AG, the label and the manager names source-watcher writes. The
-// heal decision over them is external-artifact-heal.ts.
+// heal decision over them is heal.ts.
 
-import { isDns1123Label, isDns1123Subdomain } from './names.js';
-import { ownValue } from './plain.js';
-import { compareResourceVersions } from './resource-version.js';
-import { AG_API_GROUP, AG_KIND, type AgRef, type ObjectMeta } from './types.js';
+import { isDns1123Label, isDns1123Subdomain } from '../codecs/names.js';
+import { ownValue } from '../codecs/plain.js';
+import { compareResourceVersions } from '../codecs/resource-version.js';
+import { AG_API_GROUP, AG_KIND, type AgRef, type ObjectMeta } from '../objects/types.js';
 
 export const EA_API_GROUP = 'source.toolkit.fluxcd.io';
 export const EA_API_VERSION = 'source.toolkit.fluxcd.io/v1';

@@ -4,7 +4,7 @@
 // collector removes the alarm when the install goes (`kubectl delete -k`, Flux's prune, the `off`
 // overlay). Pure: functions/detect/alarm-owner.ts reads the owner's uid from the API server.
 
-import { PING_API_VERSION, PING_KIND, type OwnerReference } from './types.js';
+import { PING_API_VERSION, PING_KIND, type OwnerReference } from '../objects/types.js';
 
 /** The label every object of the install carries (kustomize `labels:` in knative/core). */
 export const PART_OF_LABEL = 'app.kubernetes.io/part-of';

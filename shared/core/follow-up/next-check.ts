@@ -1,11 +1,11 @@
 // When an AG must be looked at again if no event arrives: exact follow-ups instead of polling.
 
-import type { RecoveryConfig } from './config.js';
-import { honestFailureSettlesAt } from './cycle.js';
-import { decide, forceUnfinished, RESUME_SETTLE_MS, type Decision } from './decide.js';
-import { hasOutputs, pendingSince } from './stuck.js';
-import { readTracking } from './tracking.js';
-import type { ArtifactGenerator } from './types.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
+import { honestFailureSettlesAt } from '../decision/cycle.js';
+import { decide, forceUnfinished, RESUME_SETTLE_MS, type Decision } from '../decision/decide.js';
+import { hasOutputs, pendingSince } from '../decision/stuck.js';
+import { readTracking } from '../decision/tracking.js';
+import type { ArtifactGenerator } from '../objects/types.js';
 
 /**
  * The epoch ms at which decide() may give a different answer without any change to the AG, or null

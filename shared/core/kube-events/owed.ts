@@ -4,12 +4,12 @@
 // create-only (an Event of the same name means it was written: nothing more), for a bounded time
 // after the step. Pure: time is passed in.
 
-import type { RecoveryConfig } from './config.js';
-import { forceUnfinished } from './decide.js';
-import type { EventStep } from './kube-event-content.js';
-import { forcedStep } from './kube-event-steps.js';
-import { readTracking } from './tracking.js';
-import type { ArtifactGenerator } from './types.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
+import { forceUnfinished } from '../decision/decide.js';
+import type { EventStep } from './vocabulary.js';
+import { forcedStep } from './steps.js';
+import { readTracking } from '../decision/tracking.js';
+import type { ArtifactGenerator } from '../objects/types.js';
 
 /**
  * How long after its step an unwritten Event is still owed: 250 s, so that a step taken on the

@@ -3,9 +3,9 @@
 // action, the step's stamp): every replica that reports the same step picks the same name, so the
 // second create is an AlreadyExists and becomes a bump of the existing Event's series. Pure.
 
-import type { EventSeries } from './kube-event-content.js';
-import { shortHash } from './short-hash.js';
-import { formatTimeMicro } from './time.js';
+import type { EventSeries } from './vocabulary.js';
+import { shortHash } from '../codecs/short-hash.js';
+import { formatTimeMicro } from '../codecs/time.js';
 
 /** Repeats of one step bump its series up to this count; later repeats write nothing. */
 export const MAX_SERIES_COUNT = 20;

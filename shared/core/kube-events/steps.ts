@@ -1,12 +1,12 @@
 // The Event step of each recovery action, from the AG the function acted on. Pure.
 
-import type { RecoveryConfig } from './config.js';
-import { readyOf } from './conditions.js';
-import type { GateReason } from './gate.js';
-import type { EventStep, StalledStep } from './kube-event-content.js';
-import { parseTime } from './time.js';
-import { readTracking } from './tracking.js';
-import type { ArtifactGenerator, PackageSource } from './types.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
+import { readyOf } from '../objects/conditions.js';
+import type { GateReason } from '../decision/gate.js';
+import type { EventStep, StalledStep } from './vocabulary.js';
+import { parseTime } from '../codecs/time.js';
+import { readTracking } from '../decision/tracking.js';
+import type { ArtifactGenerator, PackageSource } from '../objects/types.js';
 
 /** Force `attempt`, claimed at `claimAt`, opened by `gate`. */
 export function forcedStep(

@@ -1,6 +1,6 @@
 // Reading and replacing Kubernetes conditions without disturbing the ones we do not own.
 
-import { isFiniteNumber, isPlainObject } from './plain.js';
+import { isFiniteNumber, isPlainObject } from '../codecs/plain.js';
 import type { ArtifactGenerator, Condition } from './types.js';
 
 export const READY = 'Ready';

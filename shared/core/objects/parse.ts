@@ -2,10 +2,10 @@
 // Never throws; always returns a new object; bounds the work done on hostile input.
 
 import { cleanCondition } from './conditions.js';
-import { SIGNAL_LOST_WRITE, type ActionData } from './events.js';
-import { isDns1123Label, isDns1123Subdomain } from './names.js';
-import { isFiniteNumber, isPlainObject } from './plain.js';
-import { parseTime } from './time.js';
+import { SIGNAL_LOST_WRITE, type ActionData } from './cloudevent-types.js';
+import { isDns1123Label, isDns1123Subdomain } from '../codecs/names.js';
+import { isFiniteNumber, isPlainObject } from '../codecs/plain.js';
+import { parseTime } from '../codecs/time.js';
 import type {
   ArtifactGenerator,
   ArtifactGeneratorStatus,

@@ -5,9 +5,9 @@
 // reference's uid is the uid of that PackageSource as read from the API server (docs/adr/0053).
 // Anything else is a plain Flux AG: recovered as usual, never mirrored into a PackageSource. Pure.
 
-import { controllingPackageSourceRef } from './packagesource.js';
-import type { EventStep } from './kube-event-content.js';
-import type { ArtifactGenerator, PackageSource } from './types.js';
+import { controllingPackageSourceRef } from './ready.js';
+import type { EventStep } from '../kube-events/vocabulary.js';
+import type { ArtifactGenerator, PackageSource } from '../objects/types.js';
 
 /** Where genuine PackageSource AGs live (RECOVERY_PACKAGESOURCE_AG_NAMESPACES). */
 export interface PackageSourceOwnerRule {

@@ -1,7 +1,7 @@
 // The PackageSource Ready condition that tells the truth about its AG (docs/design.md §3, "The PackageSource's Ready").
 
-import { backoffFor } from './backoff.js';
-import type { RecoveryConfig } from './config.js';
+import { backoffFor } from '../decision/backoff.js';
+import type { RecoveryConfig } from '../config/recovery-config.js';
 import {
   capMessage,
   findCondition,
@@ -12,12 +12,12 @@ import {
   REASON_FORCED,
   REASON_STALLED,
   sameCondition,
-} from './conditions.js';
-import { decide, type Decision } from './decide.js';
-import { isFiniteNumber, isPlainObject } from './plain.js';
-import { formatTimeSeconds, parseTime } from './time.js';
-import { readTracking } from './tracking.js';
-import type { ArtifactGenerator, Condition, PackageSource } from './types.js';
+} from '../objects/conditions.js';
+import { decide, type Decision } from '../decision/decide.js';
+import { isFiniteNumber, isPlainObject } from '../codecs/plain.js';
+import { formatTimeSeconds, parseTime } from '../codecs/time.js';
+import { readTracking } from '../decision/tracking.js';
+import type { ArtifactGenerator, Condition, PackageSource } from '../objects/types.js';
 
 /** Reason used when the AG's Ready has no reason the PackageSource schema would accept. */
 export const REASON_COPIED_FALLBACK = 'ArtifactGeneratorReady';
@@ -30,7 +30,7 @@ const CONDITION_STATUSES = new Set(['True', 'False', 'Unknown']);
 /**
  * The PackageSource the AG's controller ownerReference names: its name and uid ('' when the
  * reference carries none). A claim, not a fact: anyone who may create the AG wrote it; see
- * packagesource-owner.ts for what makes it the AG's owner (docs/adr/0053).
+ * owner.ts for what makes it the AG's owner (docs/adr/0053).
  */
 export function controllingPackageSourceRef(
   ag: ArtifactGenerator,

@@ -9,8 +9,12 @@
 
 import { setMaxListeners } from 'node:events';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { APISERVER_ADD, APISERVER_DELETE, APISERVER_UPDATE } from '../../../shared/core/events.js';
-import { AG_API_GROUP, AG_PLURAL } from '../../../shared/core/types.js';
+import {
+  APISERVER_ADD,
+  APISERVER_DELETE,
+  APISERVER_UPDATE,
+} from '../../../shared/core/objects/cloudevent-types.js';
+import { AG_API_GROUP, AG_PLURAL } from '../../../shared/core/objects/types.js';
 import type { EmuClock } from './clock.js';
 import { apiServerSourceEvent } from './apiserver-source-event.js';
 import { postBinary } from './cloudevent-http.js';

@@ -14,7 +14,7 @@ import {
   PING,
   cronFor,
 } from '../../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../../shared/core/objects/types.js';
 import { agRefOf } from '../../support/apiserver.js';
 import {
   createAgWithStatus,

@@ -15,7 +15,7 @@ import {
   SIGNAL_LOST_WRITE,
   type ActionData,
 } from '../../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../../shared/core/objects/types.js';
 import { createKubeClient } from '../../../shared/kube/client.js';
 import {
   agRefOf,

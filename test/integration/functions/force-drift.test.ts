@@ -12,7 +12,7 @@ import {
   readyOf,
   REASON_FORCED,
 } from '../../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../../shared/core/objects/types.js';
 import {
   agRefOf,
   customObjects,

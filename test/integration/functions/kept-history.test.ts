@@ -14,7 +14,7 @@ import {
   readyOf,
   type ActionData,
 } from '../../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../../shared/core/objects/types.js';
 import { agRefOf, getArtifactGenerator } from '../../support/apiserver.js';
 import { rebuildAg } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';

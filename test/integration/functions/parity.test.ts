@@ -17,7 +17,7 @@ import type {
   ArtifactGenerator,
   ArtifactGeneratorStatus,
   PackageSource,
-} from '../../../shared/core/types.js';
+} from '../../../shared/core/objects/types.js';
 import {
   agRefOf,
   createPackageSource,

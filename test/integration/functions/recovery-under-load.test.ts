@@ -37,7 +37,7 @@ import type {
   ArtifactGenerator,
   ArtifactGeneratorStatus,
   PackageSource,
-} from '../../../shared/core/types.js';
+} from '../../../shared/core/objects/types.js';
 import { SettableClock } from '../../harness/functions.js';
 import { actionEvent, agResourceEvent, postEvent } from '../../support/http-events.js';
 import type { CallMatch } from '../../support/kube-proxy.js';

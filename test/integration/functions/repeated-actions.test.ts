@@ -6,7 +6,7 @@
 
 import { beforeEach, describe, expect, it } from 'vitest';
 import { REPEAT_WINDOW_MS } from '../../../functions/detect/recent-actions.js';
-import type { ArtifactGenerator } from '../../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../../shared/core/objects/types.js';
 import { rebuildAg } from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { agResourceEvent, postEvent } from '../../support/http-events.js';

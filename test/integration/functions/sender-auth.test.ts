@@ -5,7 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as k8s from '@kubernetes/client-node';
-import { functionAudience } from '../../../shared/core/sender-auth.js';
+import { functionAudience } from '../../../shared/core/access/sender-auth.js';
 import { createTokenReviewer } from '../../../shared/kube/token-review.js';
 import { loadPodConfig } from '../../support/pod-config.js';
 import { createSenderAuth } from '../../../shared/runtime/sender-auth.js';

@@ -15,7 +15,7 @@ import {
   formatTimeNano,
   type ActionData,
 } from '../../../shared/core/index.js';
-import type { AgRef, ArtifactGenerator } from '../../../shared/core/types.js';
+import type { AgRef, ArtifactGenerator } from '../../../shared/core/objects/types.js';
 import { customObjects, MERGE_PATCH, testKubeConfig } from '../../support/apiserver.js';
 import { AG_RESOURCE } from '../../harness/knative/index.js';
 import { deleteAllArtifactGenerators } from '../../support/ag-states.js';

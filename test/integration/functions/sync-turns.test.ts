@@ -14,7 +14,7 @@ import type {
   ArtifactGeneratorStatus,
   Condition,
   PackageSource,
-} from '../../../shared/core/types.js';
+} from '../../../shared/core/objects/types.js';
 import {
   agRefOf,
   cachedPackageSourceRv,

@@ -11,7 +11,7 @@ import {
   readyOf,
   REASON_FORCED,
 } from '../../../shared/core/index.js';
-import type { ArtifactGenerator } from '../../../shared/core/types.js';
+import type { ArtifactGenerator } from '../../../shared/core/objects/types.js';
 
 const annotationsOf = (ag: ArtifactGenerator): Record<string, string> =>
   ag.metadata?.annotations ?? {};

@@ -5,7 +5,7 @@
 import { createKubeClient } from '../../../shared/kube/client.js';
 import { isKubeError } from '../../../shared/kube/errors.js';
 import type { KubePort } from '../../../shared/kube/port.js';
-import type { AgRef } from '../../../shared/core/types.js';
+import type { AgRef } from '../../../shared/core/objects/types.js';
 import { testKubeConfig } from '../../support/apiserver.js';
 
 type CachedRead = (kube: KubePort) => Promise<{ metadata?: { resourceVersion?: string } }>;

@@ -2,7 +2,7 @@
 // runs after every other suite, so emptying the shared API server is safe.
 
 import type * as k8s from '@kubernetes/client-node';
-import { PS_API_GROUP, PS_PLURAL, type PackageSource } from '../../../shared/core/types.js';
+import { PS_API_GROUP, PS_PLURAL, type PackageSource } from '../../../shared/core/objects/types.js';
 import { MERGE_PATCH, PS_VERSION, customObjects } from '../../support/apiserver.js';
 
 const PS = { group: PS_API_GROUP, version: PS_VERSION, plural: PS_PLURAL };

@@ -1,4 +1,4 @@
-// The rules table (shared/core/config-rules.ts) and its checker: every good value reads as
+// The rules table (shared/core/config/rules.ts) and its checker: every good value reads as
 // expected, every bad one gives the rule's one line; the loaders' defaults are the table's.
 
 import { describe, expect, it } from 'vitest';

@@ -32,7 +32,7 @@ describe('parsePackageSourceAgNamespaces', () => {
     expect(Object.isFrozen(got)).toBe(true);
   });
 
-  // One message for every bad list: the rule's (shared/core/config-rules.ts), as the admission
+  // One message for every bad list: the rule's (shared/core/config/rules.ts), as the admission
   // policy on recovery-config gives it.
   it.each<[string, string]>([
     ['an empty entry', 'cozy-system,'],

@@ -1,4 +1,4 @@
-// The prerequisite table and its Event (shared/core/prerequisites.ts): which APIs each function
+// The prerequisite table and its Event (shared/core/access/prerequisites.ts): which APIs each function
 // needs, as the CRD names an operator checks with `kubectl get crd`, and the Warning Event.
 
 import { describe, expect, it } from 'vitest';
@@ -7,8 +7,8 @@ import {
   describeNeed,
   prerequisiteEvent,
   reportOf,
-} from '../../../shared/core/prerequisites.js';
-import { isDns1123Subdomain } from '../../../shared/core/names.js';
+} from '../../../shared/core/access/prerequisites.js';
+import { isDns1123Subdomain } from '../../../shared/core/codecs/names.js';
 
 const AG = 'artifactgenerators.source.extensions.fluxcd.io/v1beta1 (ArtifactGenerator)';
 

@@ -10,7 +10,7 @@ import {
   reviewVerdict,
   senderAllowed,
   unverifiedClaims,
-} from '../../../shared/core/sender-auth.js';
+} from '../../../shared/core/access/sender-auth.js';
 
 const AUD = 'source-watcher-recovery.cozystack.io/detect';
 

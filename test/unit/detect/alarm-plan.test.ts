@@ -6,7 +6,7 @@ import {
   cronFor,
   planEnsure,
   planSettle,
-} from '../../../shared/core/alarm.js';
+} from '../../../shared/core/follow-up/alarm.js';
 
 const T = (iso: string): number => Date.parse(iso);
 /** The plans planEnsure and planSettle return. */

@@ -3,7 +3,7 @@
 // first force it wrote; once per stall, never for a repeat force or a force the time rule opened.
 
 import { describe, expect, it } from 'vitest';
-import type { ActionData } from '../../../shared/core/events.js';
+import type { ActionData } from '../../../shared/core/objects/cloudevent-types.js';
 import {
   LOST_WRITE,
   NO_SIGNALS,

@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { cronFor } from '../../../shared/core/alarm.js';
+import { cronFor } from '../../../shared/core/follow-up/alarm.js';
 import type { PingSource } from '../../../shared/kube/port.js';
 import { systemTimerClock } from '../../../shared/runtime/clock.js';
 import { PingScheduler } from '../../harness/knative/ping-scheduler.js';

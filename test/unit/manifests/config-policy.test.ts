@@ -1,6 +1,6 @@
 // The admission policy on recovery-config is generated from the rules table: the committed
 // knative/components/admission-policy/policy-config.yaml is exactly what `npm run
-// generate:config-policy` writes from shared/core/config-rules.ts (docs/adr/0064), and every
+// generate:config-policy` writes from shared/core/config/rules.ts (docs/adr/0064), and every
 // render carries it.
 
 import { readFileSync } from 'node:fs';

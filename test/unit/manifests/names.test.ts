@@ -8,7 +8,12 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PING, TIMER_ALARM, TIMER_EXTENSION, TIMER_RESYNC } from '../../../shared/core/events.js';
+import {
+  PING,
+  TIMER_ALARM,
+  TIMER_EXTENSION,
+  TIMER_RESYNC,
+} from '../../../shared/core/objects/cloudevent-types.js';
 import {
   findObject,
   loadRbacRules,

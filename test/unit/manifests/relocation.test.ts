@@ -22,7 +22,7 @@ import {
   type K8sObject,
 } from '../../support/manifests.js';
 import { CLUSTER_SCOPED, ENTRY_POINTS, recoveryConfig } from './renders.js';
-import { senderAllowed } from '../../../shared/core/sender-auth.js';
+import { senderAllowed } from '../../../shared/core/access/sender-auth.js';
 import { toKnativeManifests } from '../../harness/knative/manifests.js';
 import {
   APISERVERSOURCE_GK,

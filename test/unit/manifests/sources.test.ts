@@ -2,8 +2,12 @@
 // SinkBinding, and the ConfigMap the functions read.
 
 import { describe, expect, it } from 'vitest';
-import { AG_API_VERSION, AG_KIND } from '../../../shared/core/types.js';
-import { ALARM_LABELS, PART_OF, PART_OF_LABEL } from '../../../shared/core/alarm-owner.js';
+import { AG_API_VERSION, AG_KIND } from '../../../shared/core/objects/types.js';
+import {
+  ALARM_LABELS,
+  PART_OF,
+  PART_OF_LABEL,
+} from '../../../shared/core/follow-up/alarm-owner.js';
 import {
   RECOVERY_NAMESPACE,
   findObject,

@@ -1,4 +1,4 @@
-// The Trigger wiring against the event types the code accepts and emits (shared/core/events.ts).
+// The Trigger wiring against the event types the code accepts and emits (shared/core/objects/cloudevent-types.ts).
 
 import { describe, expect, it } from 'vitest';
 import {
@@ -14,9 +14,9 @@ import {
   TIMER_EXTENSION,
   TIMER_RESYNC,
   type ActionType,
-} from '../../../shared/core/events.js';
-import { AG_KIND } from '../../../shared/core/types.js';
-import { EA_KIND } from '../../../shared/core/external-artifacts.js';
+} from '../../../shared/core/objects/cloudevent-types.js';
+import { AG_KIND } from '../../../shared/core/objects/types.js';
+import { EA_KIND } from '../../../shared/core/external-artifacts/objects.js';
 import { toKnativeManifests, type TriggerSpec } from '../../harness/knative/manifests.js';
 import { RECOVERY_NAMESPACE, findObject, objectsOfKind } from '../../support/manifests.js';
 import { base, recoveryConfig } from './renders.js';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeErrorKind } from '../../../shared/kube/errors.js';
-import type { HistoryGap } from '../../../shared/runtime/ag-history.js';
+import type { HistoryGap } from '../../../shared/recovery/ag-history.js';
 import { createLogger } from '../../../shared/runtime/logger.js';
 import type {
   DeliveryOutcome,

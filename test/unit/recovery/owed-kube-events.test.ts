@@ -9,7 +9,7 @@ import {
   createOwedEvents,
   OWED_EVENTS_MAX,
   WRITTEN_EVENTS_MAX,
-} from '../../../shared/runtime/owed-events.js';
+} from '../../../shared/recovery/owed-kube-events.js';
 import { LogCapture } from '../../harness/system/log-capture.js';
 import { CFG, STALL } from '../core/fixtures.js';
 

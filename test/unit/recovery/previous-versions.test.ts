@@ -4,9 +4,9 @@
 // test/integration/functions/kept-history.test.ts; here the reads are counted by a stand-in.
 
 import { describe, expect, it } from 'vitest';
-import type { AgRef } from '../../../shared/core/types.js';
+import type { AgRef } from '../../../shared/core/objects/types.js';
 import type { PreviousVersion } from '../../../shared/kube/port.js';
-import { createPreviousVersions } from '../../../shared/runtime/previous-versions.js';
+import { createPreviousVersions } from '../../../shared/recovery/previous-versions.js';
 
 const ref: AgRef = { namespace: 'cozy-system', name: 'ag' };
 

@@ -1,6 +1,6 @@
 // Refusals counted by the runtime's wrappers (docs/adr/0059): a write that a
 // ValidatingAdmissionPolicy denied (policy-denied, ADR 55), a delivery the sender check refused
-// (unauthenticated, ADR 56). A forged owner is counted where it is reported (owner-refusal.ts).
+// (unauthenticated, ADR 56). A forged owner is counted where it is reported (shared/recovery/owner-refusal.ts).
 
 import { describe, expect, it } from 'vitest';
 import {

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ReviewedToken } from '../../../shared/core/sender-auth.js';
+import type { ReviewedToken } from '../../../shared/core/access/sender-auth.js';
 import { InvalidError, TransientError } from '../../../shared/kube/errors.js';
 import type { TokenReviewer } from '../../../shared/kube/token-review.js';
 import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';

@@ -1,7 +1,7 @@
 // Action-event data ({namespace, name, uid, resourceVersion, attempts, decidedAt}) of every shape.
 
 import fc from 'fast-check';
-import { formatTimeNano } from '../../../../shared/core/time.js';
+import { formatTimeNano } from '../../../../shared/core/codecs/time.js';
 import { anyJson, fromEntries, namespaceField, nameField, timeValue, wrongType } from './values.js';
 
 export function actionData(t0: number): fc.Arbitrary<unknown> {

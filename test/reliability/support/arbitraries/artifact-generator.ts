@@ -11,7 +11,12 @@ import {
   REASON_FORCED,
   REASON_STALLED,
 } from '../../../../shared/core/index.js';
-import { AG_API_VERSION, AG_KIND, PS_API_VERSION, PS_KIND } from '../../../../shared/core/types.js';
+import {
+  AG_API_VERSION,
+  AG_KIND,
+  PS_API_VERSION,
+  PS_KIND,
+} from '../../../../shared/core/objects/types.js';
 import {
   anyJson,
   fromEntries,

@@ -14,8 +14,8 @@ import {
   APISERVER_REF_UPDATE,
   APISERVER_UPDATE,
   PING,
-} from '../../../../shared/core/events.js';
-import { AG_API_VERSION, AG_KIND } from '../../../../shared/core/types.js';
+} from '../../../../shared/core/objects/cloudevent-types.js';
+import { AG_API_VERSION, AG_KIND } from '../../../../shared/core/objects/types.js';
 import { actionData, pingData } from './action-data.js';
 import {
   brokenArtifactGenerator,

@@ -3,7 +3,7 @@
 // as own properties (__proto__, constructor).
 
 import fc from 'fast-check';
-import { formatTimeNano, formatTimeSeconds } from '../../../../shared/core/time.js';
+import { formatTimeNano, formatTimeSeconds } from '../../../../shared/core/codecs/time.js';
 
 /** Sets an own, enumerable property even for keys like __proto__ (JSON.stringify keeps it). */
 export function withOwn(
