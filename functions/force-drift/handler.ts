@@ -16,6 +16,7 @@ import {
   type Signals,
 } from '../../shared/core/index.js';
 import { isKubeError } from '../../shared/kube/errors.js';
+import { AGAIN, REDECIDE_ROUNDS, redecide } from '../../shared/kube/redecide.js';
 import type { PreviousVersion } from '../../shared/kube/port.js';
 import { ownerCheck, type OwnerCheck } from './owner.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
@@ -37,9 +38,6 @@ import { readLostWriteSignal, type HistoryReading } from '../../shared/runtime/a
 import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
 import { observeLostWriteToForce } from './lost-write-metric.js';
 import { clearTracking, forceAttempt, resumeForce, type StepResult } from './writes.js';
-
-/** Re-read and re-decide at most this many times when a precondition fails. */
-export const MAX_ROUNDS = 4;
 
 export async function handleForceDrift(
   event: IncomingEvent,
@@ -76,50 +74,56 @@ export async function handleForceDrift(
         read: deps.previousVersions.before(ref, parsed.value.resourceVersion),
       }
     : undefined;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    let ag: ArtifactGenerator;
-    try {
-      ag = await deps.kube.getArtifactGenerator(ref);
-    } catch (e) {
-      if (isKubeError(e, 'NotFound')) return handled('gone');
-      throw e;
-    }
-    // The event's signal is a hint (docs/adr/0008): anything that can post to the Broker can send
-    // one. A signalled force is verified here with one history read of the AG as read now; a
-    // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
-    const owner = ownerCheck(ag, deps, agLog, record);
-    const sameRevision = early !== undefined && early.rv === ag.metadata?.resourceVersion;
-    const reading = await verifiedSignal(
-      ag,
-      signalled,
-      deps,
-      agLog,
-      owner,
-      sameRevision ? early.read : undefined,
-    );
-    // Before this delivery acts, and once: the Events it owes about the AG as read (a new claim
-    // would replace the step they report on the AG).
-    owed ??= await payOwedEvents(ag, asked, deps, agLog);
-    const result = await act(ag, ref, reading.signals, asked, owner, deps, agLog, record);
-    if (result === 'forced') observeLostWriteToForce(ag, reading.signals, parsed.value, deps);
-    if (result === 'in-flight') return retryLater('claim-in-flight');
-    if (result === 'nothing-to-do' && reading.gap === 'transient') {
-      // The signal could not be checked: a redelivery may check it; the time rule stays armed by
-      // detect's follow-up either way.
-      return retryLater('history');
-    }
-    if (result === 'conflict') {
-      agLog.debug({ round }, 'precondition failed; re-reading');
-      continue;
-    }
-    if (record.owes() || owed === 'owed') {
-      deps.owedEvents.answeredOwed(event.id, { agKey, result });
-      return retryLater('event-owed');
-    }
-    return handled(result);
-  }
-  agLog.warn({ rounds: MAX_ROUNDS }, 'gave up re-deciding after conflicts');
-  return retryLater('conflict');
+  return redecide<Outcome>(
+    async (round) => {
+      let ag: ArtifactGenerator;
+      try {
+        ag = await deps.kube.getArtifactGenerator(ref);
+      } catch (e) {
+        if (isKubeError(e, 'NotFound')) return handled('gone');
+        throw e;
+      }
+      // The event's signal is a hint (docs/adr/0008): anything that can post to the Broker can send
+      // one. A signalled force is verified here with one history read of the AG as read now; a
+      // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
+      const owner = ownerCheck(ag, deps, agLog, record);
+      const sameRevision = early !== undefined && early.rv === ag.metadata?.resourceVersion;
+      const reading = await verifiedSignal(
+        ag,
+        signalled,
+        deps,
+        agLog,
+        owner,
+        sameRevision ? early.read : undefined,
+      );
+      // Before this delivery acts, and once: the Events it owes about the AG as read (a new claim
+      // would replace the step they report on the AG).
+      owed ??= await payOwedEvents(ag, asked, deps, agLog);
+      const result = await act(ag, ref, reading.signals, asked, owner, deps, agLog, record);
+      if (result === 'forced') observeLostWriteToForce(ag, reading.signals, parsed.value, deps);
+      if (result === 'in-flight') return retryLater('claim-in-flight');
+      if (result === 'nothing-to-do' && reading.gap === 'transient') {
+        // The signal could not be checked: a redelivery may check it; the time rule stays armed by
+        // detect's follow-up either way.
+        return retryLater('history');
+      }
+      if (result === 'conflict') {
+        agLog.debug({ round }, 'precondition failed; re-reading');
+        return AGAIN;
+      }
+      if (record.owes() || owed === 'owed') {
+        deps.owedEvents.answeredOwed(event.id, { agKey, result });
+        return retryLater('event-owed');
+      }
+      return handled(result);
+    },
+    {
+      exhausted: () => {
+        agLog.warn({ rounds: REDECIDE_ROUNDS }, 'gave up re-deciding after conflicts');
+        return retryLater('conflict');
+      },
+    },
+  );
 }
 
 async function act(

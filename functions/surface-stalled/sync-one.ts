@@ -21,6 +21,7 @@ import {
 } from '../../shared/core/index.js';
 import type { AgRef, ArtifactGenerator, PackageSource } from '../../shared/core/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
+import { AGAIN, redecide } from '../../shared/kube/redecide.js';
 import { createEventRecorder, type RecordEvent } from '../../shared/runtime/event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { reportRefusedOwner } from '../../shared/runtime/owner-refusal.js';
@@ -37,8 +38,6 @@ export type SyncResult =
   | 'left-alone'
   | 'gone'
   | 'conflict';
-
-const MAX_ROUNDS = 4;
 
 export async function syncOne(
   ref: AgRef,
@@ -60,30 +59,34 @@ export async function syncOne(
     if (early === 'in-step') return undecided('in-step');
     given = early;
   }
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    // Round 0 reads from the cache; after a conflict, read fresh.
-    let ag: ArtifactGenerator;
-    try {
-      ag = await deps.kube.getArtifactGenerator(ref, { cached: round === 0 });
-      // The cache lags the event that woke us: read fresh rather than act on an older AG. A cached
-      // AG as new as the event, or newer (a late or redelivered event), is used as it is: under a
-      // storm most redeliveries carry an older version, and a second read would only add load.
-      if (
-        round === 0 &&
-        seenResourceVersion !== undefined &&
-        !resourceVersionAtLeast(ag.metadata?.resourceVersion, seenResourceVersion)
-      ) {
-        ag = await deps.kube.getArtifactGenerator(ref);
+  return redecide<SyncDecided<SyncResult>>(
+    async (round) => {
+      // Round 0 reads from the cache; after a conflict, read fresh.
+      let ag: ArtifactGenerator;
+      try {
+        ag = await deps.kube.getArtifactGenerator(ref, { cached: round === 0 });
+        // The cache lags the event that woke us: read fresh rather than act on an older AG. A cached
+        // AG as new as the event, or newer (a late or redelivered event), is used as it is: under a
+        // storm most redeliveries carry an older version, and a second read would only add load.
+        if (
+          round === 0 &&
+          seenResourceVersion !== undefined &&
+          !resourceVersionAtLeast(ag.metadata?.resourceVersion, seenResourceVersion)
+        ) {
+          ag = await deps.kube.getArtifactGenerator(ref);
+        }
+      } catch (e) {
+        if (isKubeError(e, 'NotFound')) return undecided('gone');
+        throw e;
       }
-    } catch (e) {
-      if (isKubeError(e, 'NotFound')) return undecided('gone');
-      throw e;
-    }
-    const ps = round === 0 && controllingPackageSource(ag) === psNameOf(given) ? given : undefined;
-    const result = await syncWith(ag, ps, round === 0, deps, log, record, verdictAsked);
-    if (result !== 'conflict') return { result, agResourceVersion: ag.metadata?.resourceVersion };
-  }
-  return undecided('conflict');
+      const ps =
+        round === 0 && controllingPackageSource(ag) === psNameOf(given) ? given : undefined;
+      const result = await syncWith(ag, ps, round === 0, deps, log, record, verdictAsked);
+      if (result === 'conflict') return AGAIN;
+      return { result, agResourceVersion: ag.metadata?.resourceVersion };
+    },
+    { exhausted: () => undecided('conflict') },
+  );
 }
 
 /**
