@@ -3,8 +3,6 @@
 
 import {
   decide,
-  historyCouldHelp,
-  NO_SIGNALS,
   nextCheckAt,
   readTracking,
   type Decision,
@@ -50,7 +48,7 @@ export function evaluate(
   ag: ArtifactGenerator,
   now: number,
   deps: DetectDeps,
-  signals: Signals = NO_SIGNALS,
+  signals?: Signals,
 ): Evaluation {
   const cfg = deps.config.recovery;
   const decision = decide(ag, now, cfg, signals);
@@ -60,21 +58,6 @@ export function evaluate(
     action: actionFor(decision),
     nextCheck: next !== null && next > now ? next : null,
   };
-}
-
-/**
- * Whether the AG's previous version could turn this evaluation into a force: nothing opens the
- * gate yet, but the AG has the stall's shape (outputs saved, Ready Unknown on its generation).
- * A healthy AG answers false without any work beyond reading its Ready.
- */
-export function wantsHistory(
-  ag: ArtifactGenerator,
-  evaluation: Evaluation,
-  deps: DetectDeps,
-): boolean {
-  return (
-    evaluation.decision.kind === 'healthy' && historyCouldHelp(ag, deps.config.recovery, false)
-  );
 }
 
 /**

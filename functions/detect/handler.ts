@@ -10,6 +10,7 @@ import {
   APISERVER_UPDATE,
   PING,
 } from '../../shared/core/events.js';
+import { needsHistory } from '../../shared/core/decide.js';
 import { parseArtifactGenerator } from '../../shared/core/parse.js';
 import type { ArtifactGenerator } from '../../shared/core/types.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
@@ -26,7 +27,7 @@ import { isKubeError } from '../../shared/kube/errors.js';
 import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
 import { readLostWriteSignal } from '../../shared/runtime/ag-history.js';
 import type { DetectRuntime } from './deps.js';
-import { emitAction, evaluate, wantsHistory } from './evaluate.js';
+import { emitAction, evaluate } from './evaluate.js';
 import { COVERED_BY_REDELIVERY, COVERED_BY_RESYNC } from './follow-up-cover.js';
 import { formatTimeNano } from '../../shared/core/time.js';
 import { sweep } from './sweep.js';
@@ -101,7 +102,7 @@ async function onArtifactGenerator(
   // Set when the history read failed transiently: the decision goes on without the signal (the
   // time rule, its follow-up armed), and only the answer asks for a redelivery that may see it.
   let historyTrouble = false;
-  if (wantsHistory(ag, evaluation, deps)) {
+  if (needsHistory(evaluation.decision)) {
     // Outputs saved and Ready Unknown: an honest build in progress, or a lost Ready write. The
     // AG's previous version tells them apart (one read).
     const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });

@@ -29,11 +29,11 @@ import {
 } from '../../shared/runtime/outcome.js';
 import { EmitError } from '../../shared/runtime/outcome.js';
 import { readLostWriteSignal, type HistoryReading } from '../../shared/runtime/ag-history.js';
-import { NO_SIGNALS } from '../../shared/core/index.js';
+import { needsHistory, NO_SIGNALS } from '../../shared/core/index.js';
 import type { DetectRuntime } from './deps.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import { errorSummary } from '../../shared/runtime/function-app.js';
-import { emitAction, evaluate, wantsHistory, type Evaluation } from './evaluate.js';
+import { emitAction, evaluate, type Evaluation } from './evaluate.js';
 import type { SweepPosition } from './sweep-resume.js';
 import { COVERED_BY_REDELIVERY, COVERED_BY_RESYNC } from './follow-up-cover.js';
 import { formatTimeNano } from '../../shared/core/time.js';
@@ -127,7 +127,7 @@ export async function sweep(
     for (const ag of page.items) {
       listed++;
       let evaluation: Evaluation = evaluate(ag, now, deps);
-      if (wantsHistory(ag, evaluation, deps)) {
+      if (needsHistory(evaluation.decision)) {
         // A stall whose event was lost: its history may still show the lost write.
         const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
         // A revision read before is kept by the process and costs no request: no budget for it.

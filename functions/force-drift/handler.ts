@@ -7,13 +7,13 @@ import type { AgRef, ArtifactGenerator } from '../../shared/core/types.js';
 import {
   decide,
   forcedStep,
-  historyCouldHelp,
+  needsHistory,
   NO_SIGNALS,
   recoveredStep,
   resumedStep,
   askedForceState,
   wouldForceStep,
-  type Signals,
+  type Decision,
 } from '../../shared/core/index.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import { AGAIN, REDECIDE_ROUNDS, redecide } from '../../shared/kube/redecide.js';
@@ -88,7 +88,10 @@ export async function handleForceDrift(
       // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
       const owner = ownerCheck(ag, deps, agLog, record);
       const sameRevision = early !== undefined && early.rv === ag.metadata?.resourceVersion;
-      const reading = await verifiedSignal(
+      // Before this delivery acts, and once: the Events it owes about the AG as read (a new claim
+      // would replace the step they report on the AG).
+      owed ??= await payOwedEvents(ag, asked, deps, agLog);
+      const { decision, now, reading } = await decideWithSignal(
         ag,
         signalled,
         deps,
@@ -96,10 +99,7 @@ export async function handleForceDrift(
         owner,
         sameRevision ? early.read : undefined,
       );
-      // Before this delivery acts, and once: the Events it owes about the AG as read (a new claim
-      // would replace the step they report on the AG).
-      owed ??= await payOwedEvents(ag, asked, deps, agLog);
-      const result = await act(ag, ref, reading.signals, asked, owner, deps, agLog, record);
+      const result = await act(ag, ref, { decision, now }, asked, owner, deps, agLog, record);
       if (result === 'forced') observeLostWriteToForce(ag, reading.signals, parsed.value, deps);
       if (result === 'in-flight') return retryLater('claim-in-flight');
       if (result === 'nothing-to-do' && reading.gap === 'transient') {
@@ -129,16 +129,16 @@ export async function handleForceDrift(
 async function act(
   ag: ArtifactGenerator,
   ref: AgRef,
-  signals: Signals,
+  decided: { decision: Decision; now: number },
   askedAttempts: number | null,
   owner: OwnerCheck,
   deps: ForceDriftDeps,
   log: Logger,
   record: RecordEvent,
 ): Promise<StepResult> {
-  const now = deps.clock.now();
+  const { now } = decided;
   const cfg = deps.config.recovery;
-  let decision = decide(ag, now, cfg, signals);
+  let decision = decided.decision;
   if (decision.kind === 'wait' && askedAttempts !== null) {
     // The force this event asked for is claimed: finish it if its claimer did not (ADR 44).
     const asked = askedForceState(decision, ag, now, cfg, askedAttempts);
@@ -196,27 +196,28 @@ async function act(
 const UNSIGNALLED: HistoryReading = Object.freeze({ signals: NO_SIGNALS });
 
 /**
- * The lost-write signal, verified on `ag`: read only for a signalled event and only when it could
- * change the decision (nothing else opens the gate and the AG has the stall's shape). The owner's
- * deletion check, which a force then needs, starts beside the history read so the two overlap.
+ * The decision on `ag`, once per round: with the lost-write signal verified on `ag` when the event
+ * was signalled and the decision asks for the history (nothing else opens the gate and the AG has
+ * the stall's shape). The owner's deletion check, which a force then needs, starts beside the
+ * history read so the two overlap.
  */
-async function verifiedSignal(
+async function decideWithSignal(
   ag: ArtifactGenerator,
   signalled: boolean,
   deps: ForceDriftRuntime,
   log: Logger,
   owner: OwnerCheck,
   early: Promise<PreviousVersion> | undefined,
-): Promise<HistoryReading> {
-  if (!signalled) return UNSIGNALLED;
+): Promise<{ decision: Decision; now: number; reading: HistoryReading }> {
   const cfg = deps.config.recovery;
-  if (decide(ag, deps.clock.now(), cfg).kind !== 'healthy' || !historyCouldHelp(ag, cfg, false)) {
-    return UNSIGNALLED;
-  }
+  const now = deps.clock.now();
+  const decision = decide(ag, now, cfg);
+  if (!signalled || !needsHistory(decision)) return { decision, now, reading: UNSIGNALLED };
   owner.start();
   const reading = await readLostWriteSignal(deps.previousVersions, ag, log, early);
   deps.notices.note(reading, log);
-  return reading;
+  const later = deps.clock.now();
+  return { decision: decide(ag, later, cfg, reading.signals), now: later, reading };
 }
 
 /** Writes the step's Event when the step happened; the result is the step's either way. */

@@ -38,14 +38,23 @@ export type HealResult =
 
 const PAGE_SIZE = 500;
 
+/** What an ExternalArtifact event names: its generator, and the object as the event carried it. */
+export interface HealTarget {
+  readonly ref: AgRef;
+  /** The generator's uid on the ExternalArtifact: an AG re-created under the same name is another. */
+  readonly uid: string;
+  readonly observed: ExternalArtifact;
+  /** The event was the ExternalArtifact's deletion. */
+  readonly observedDeleted: boolean;
+}
+
+/** Re-reads the generator and its ExternalArtifacts, decides (decideHeal) and heals. */
 export async function healGenerator(
-  ref: AgRef,
-  uid: string,
-  observed: ExternalArtifact,
-  deleted: boolean,
+  target: HealTarget,
   deps: HealDeps,
   log: Logger,
 ): Promise<HealResult> {
+  const { ref, uid, observed, observedDeleted } = target;
   const record = createEventRecorder(deps, log);
   return redecide<HealResult>(
     async (round) => {
@@ -60,14 +69,17 @@ export async function healGenerator(
       // An ExternalArtifact left by an earlier AG of the same name is not this AG's.
       if (ag.metadata?.uid !== uid) return 'other-generator';
       // Not open to a heal whatever its ExternalArtifacts say: one read, nothing listed.
-      const blocked = notSettled(ag, true);
+      const blocked = notSettled(ag, { allowFailed: true });
       if (blocked !== null && blocked !== 'request-pending') return blocked;
 
       const namespaces = externalArtifactNamespaces(ag);
       const listed = await listAll(uid, namespaces, cached, deps);
       // The event's object only on the cached round, where it stands in for a lagging cache.
       const overlay = cached && namespaces.includes(observed.metadata?.namespace ?? '');
-      const decision = decideHeal(ag, overlay ? withObserved(listed, observed, deleted) : listed);
+      const decision = decideHeal(
+        ag,
+        overlay ? withObserved(listed, observed, observedDeleted) : listed,
+      );
       // Decided on the cache: a heal, or an object that does not look source-watcher's (an event
       // copy may lack managedFields), is confirmed on fresh reads before anything is written.
       if (cached && (decision.kind === 'heal' || decision.why === 'not-ours')) return AGAIN;
