@@ -20,7 +20,7 @@ import {
 } from '../../shared/core/events.js';
 import { formatTimeNano } from '../../shared/core/time.js';
 import type { Logger } from '../../shared/runtime/logger.js';
-import type { DetectDeps, DetectRuntime } from './deps.js';
+import type { DetectDeps } from './deps.js';
 
 export interface Evaluation {
   readonly decision: Decision;
@@ -69,7 +69,7 @@ export async function emitAction(
   ag: ArtifactGenerator,
   evaluation: Evaluation,
   now: number,
-  deps: DetectRuntime,
+  deps: DetectDeps,
   log: Logger,
 ): Promise<boolean> {
   const type = evaluation.action;

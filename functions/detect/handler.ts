@@ -26,7 +26,7 @@ import {
 import { isKubeError } from '../../shared/kube/errors.js';
 import { agEventKind, refFromEventData } from '../../shared/runtime/ag-events.js';
 import { readLostWriteSignal } from '../../shared/runtime/ag-history.js';
-import type { DetectRuntime } from './deps.js';
+import type { DetectDeps } from './deps.js';
 import { emitAction, evaluate } from './evaluate.js';
 import { COVERED_BY_REDELIVERY, COVERED_BY_RESYNC } from './follow-up-cover.js';
 import { formatTimeNano } from '../../shared/core/time.js';
@@ -35,7 +35,7 @@ import { sweep } from './sweep.js';
 export async function handleDetect(
   event: IncomingEvent,
   log: Logger,
-  deps: DetectRuntime,
+  deps: DetectDeps,
 ): Promise<Outcome> {
   switch (event.type) {
     case APISERVER_ADD:
@@ -59,7 +59,7 @@ export async function handleDetect(
 async function onObjectEvent(
   event: IncomingEvent,
   log: Logger,
-  deps: DetectRuntime,
+  deps: DetectDeps,
 ): Promise<Outcome> {
   const kind = agEventKind(event);
   if (kind === 'other') return ignored('other-kind');
@@ -71,11 +71,7 @@ async function onObjectEvent(
   return onArtifactGenerator(parsed.ag, log, deps);
 }
 
-async function onRefEvent(
-  event: IncomingEvent,
-  log: Logger,
-  deps: DetectRuntime,
-): Promise<Outcome> {
+async function onRefEvent(event: IncomingEvent, log: Logger, deps: DetectDeps): Promise<Outcome> {
   if (agEventKind(event) === 'other') return ignored('other-kind');
   const ref = refFromEventData(event.data);
   if (ref === undefined) {
@@ -95,7 +91,7 @@ async function onRefEvent(
 async function onArtifactGenerator(
   ag: ArtifactGenerator,
   log: Logger,
-  deps: DetectRuntime,
+  deps: DetectDeps,
 ): Promise<Outcome> {
   const now = deps.clock.now();
   let evaluation = evaluate(ag, now, deps);
@@ -107,7 +103,7 @@ async function onArtifactGenerator(
     // AG's previous version tells them apart (one read).
     const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
     const reading = await readLostWriteSignal(deps.previousVersions, ag, agLog);
-    deps.notices.note(reading, agLog);
+    deps.notices.reportGap(reading, agLog);
     if (reading.signals.lostWrite) evaluation = evaluate(ag, now, deps, reading.signals);
     historyTrouble = reading.gap === 'transient';
   }

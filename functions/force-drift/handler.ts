@@ -11,7 +11,7 @@ import {
   NO_SIGNALS,
   recoveredStep,
   resumedStep,
-  askedForceState,
+  unfinishedAskedForce,
   wouldForceStep,
   type Decision,
 } from '../../shared/core/index.js';
@@ -35,14 +35,14 @@ import {
   type Outcome,
 } from '../../shared/runtime/outcome.js';
 import { readLostWriteSignal, type HistoryReading } from '../../shared/runtime/ag-history.js';
-import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
+import type { ForceDriftDeps } from './deps.js';
 import { observeLostWriteToForce } from './lost-write-metric.js';
 import { clearTracking, forceAttempt, resumeForce, type StepResult } from './writes.js';
 
 export async function handleForceDrift(
   event: IncomingEvent,
   log: Logger,
-  deps: ForceDriftRuntime,
+  deps: ForceDriftDeps,
 ): Promise<Outcome> {
   if (event.type !== ACTION_FORCE && event.type !== ACTION_CLEAR_TRACKING) {
     return ignored('unknown-type');
@@ -141,7 +141,7 @@ async function act(
   let decision = decided.decision;
   if (decision.kind === 'wait' && askedAttempts !== null) {
     // The force this event asked for is claimed: finish it if its claimer did not (ADR 44).
-    const asked = askedForceState(decision, ag, now, cfg, askedAttempts);
+    const asked = unfinishedAskedForce(decision, ag, now, cfg, askedAttempts);
     if (asked === 'in-flight') return 'in-flight';
     if (asked === 'resume') {
       decision = { kind: 'resume', attempt: decision.attempts, gate: decision.gate };
@@ -159,10 +159,12 @@ async function act(
         await record(ag, wouldForceStep(ag, decision.attempt, cfg));
         return 'observed';
       }
-      return reported(
+      return recordStep(
         await forceAttempt(ag, ref, decision.attempt, decision.gate, now, deps, log),
-        'forced',
-        () => record(ag, forcedStep(decision.attempt, now, cfg, decision.gate)),
+        {
+          ifResult: 'forced',
+          event: () => record(ag, forcedStep(decision.attempt, now, cfg, decision.gate)),
+        },
       );
     case 'resume':
       if (observe) {
@@ -172,18 +174,20 @@ async function act(
         );
         return 'observed';
       }
-      return reported(await resumeForce(ag, ref, now, deps, log), 'resumed', () =>
-        record(ag, resumedStep(ag, now, cfg)),
-      );
+      return recordStep(await resumeForce(ag, ref, now, deps, log), {
+        ifResult: 'resumed',
+        event: () => record(ag, resumedStep(ag, now, cfg)),
+      });
     case 'healthy':
       if (!decision.clearTracking) return 'nothing-to-do';
       if (observe) {
         log.info({ decision: 'clear-tracking', observe: true }, 'would clear tracking');
         return 'observed';
       }
-      return reported(await clearTracking(ag, ref, deps, log), 'cleared', () =>
-        record(ag, recoveredStep(ag, now, cfg)),
-      );
+      return recordStep(await clearTracking(ag, ref, deps, log), {
+        ifResult: 'cleared',
+        event: () => record(ag, recoveredStep(ag, now, cfg)),
+      });
     case 'wait':
       return 'waiting';
     case 'give-up':
@@ -204,7 +208,7 @@ const UNSIGNALLED: HistoryReading = Object.freeze({ signals: NO_SIGNALS });
 async function decideWithSignal(
   ag: ArtifactGenerator,
   signalled: boolean,
-  deps: ForceDriftRuntime,
+  deps: ForceDriftDeps,
   log: Logger,
   owner: OwnerCheck,
   early: Promise<PreviousVersion> | undefined,
@@ -215,17 +219,16 @@ async function decideWithSignal(
   if (!signalled || !needsHistory(decision)) return { decision, now, reading: UNSIGNALLED };
   owner.start();
   const reading = await readLostWriteSignal(deps.previousVersions, ag, log, early);
-  deps.notices.note(reading, log);
+  deps.notices.reportGap(reading, log);
   const later = deps.clock.now();
   return { decision: decide(ag, later, cfg, reading.signals), now: later, reading };
 }
 
-/** Writes the step's Event when the step happened; the result is the step's either way. */
-async function reported(
+/** Writes the step's Event when the step happened (`ifResult`); the result is the step's either way. */
+async function recordStep(
   result: StepResult,
-  happened: StepResult,
-  write: () => Promise<unknown>,
+  step: { ifResult: StepResult; event: () => Promise<unknown> },
 ): Promise<StepResult> {
-  if (result === happened) await write();
+  if (result === step.ifResult) await step.event();
   return result;
 }

@@ -152,7 +152,7 @@ export const ASKED_RESUME_SETTLE_MS = 2_000;
  *   redelivery finishes the force if the claimer did not.
  * - null: anything else (another attempt, a finished force, a foreign requestedAt, no claim).
  */
-export function askedForceState(
+export function unfinishedAskedForce(
   decision: Decision,
   ag: ArtifactGenerator,
   now: number,
