@@ -17,11 +17,13 @@ import type { Clock } from '../../shared/runtime/clock.js';
 import type { FunctionConfig } from '../../shared/runtime/env.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { isKubeError } from '../../shared/kube/errors.js';
+import { againOnConflict, redecide } from '../../shared/kube/redecide.js';
 import type { KubePort, PingSource } from '../../shared/kube/port.js';
 import { createAlarmOwner } from './alarm-owner.js';
 import type { FollowUps } from './deps.js';
 
-const MAX_ROUNDS = 4;
+/** An alarm whose write completed too late is moved out at most this many times. */
+const MOVE_OUT_ROUNDS = 4;
 
 interface Armed {
   readonly exists: boolean;
@@ -110,7 +112,7 @@ export function createAlarmFollowUps(deps: {
     for (let round = 1; ; round++) {
       const written = await write(current, m, log);
       const now = deps.clock.now();
-      if (!armedTooLate(m, now) || round >= MAX_ROUNDS) return m;
+      if (!armedTooLate(m, now) || round >= MOVE_OUT_ROUNDS) return m;
       log.warn(
         { alarmAt: formatTimeNano(m), completedAt: formatTimeNano(now) },
         'follow-up armed too late; moving it out',
@@ -127,14 +129,23 @@ export function createAlarmFollowUps(deps: {
 
   /** Runs `step` until it stops conflicting (create races give Conflict too). */
   const withRetries = async (step: () => Promise<void>): Promise<void> => {
-    for (let round = 1; ; round++) {
-      try {
-        await step();
-        return;
-      } catch (e) {
-        if (!isKubeError(e, 'Conflict') || round >= MAX_ROUNDS) throw e;
-      }
-    }
+    let conflict: unknown;
+    await redecide<void>(
+      async () => {
+        try {
+          await step();
+          return;
+        } catch (e) {
+          conflict = e;
+          return againOnConflict(e);
+        }
+      },
+      {
+        exhausted: () => {
+          throw conflict;
+        },
+      },
+    );
   };
 
   return {

@@ -26,10 +26,7 @@ export interface DetectDeps {
   readonly metrics?: Metrics;
   readonly emitter: Emitter;
   readonly followUps: FollowUps;
-}
-
-/** What createApp adds to the deps for the life of the process. */
-export interface DetectRuntime extends DetectDeps {
+  // Kept by the process for its life (DetectKept: createApp makes them when not given).
   readonly notices: HistoryNotices;
   /** The AG versions before a revision, kept by the process (docs/adr/0045). */
   readonly previousVersions: PreviousVersions;
@@ -38,3 +35,6 @@ export interface DetectRuntime extends DetectDeps {
   /** Where incomplete sweeps stopped, for their redeliveries (docs/adr/0057). */
   readonly sweepResumes: SweepResumes;
 }
+
+/** The deps the process keeps for its life: createApp makes them when the caller does not. */
+export type DetectKept = 'notices' | 'previousVersions' | 'recentActions' | 'sweepResumes';

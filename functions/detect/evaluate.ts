@@ -3,8 +3,6 @@
 
 import {
   decide,
-  historyCouldHelp,
-  NO_SIGNALS,
   nextCheckAt,
   readTracking,
   type Decision,
@@ -22,7 +20,7 @@ import {
 } from '../../shared/core/objects/cloudevent-types.js';
 import { formatTimeNano } from '../../shared/core/codecs/time.js';
 import type { Logger } from '../../shared/runtime/logger.js';
-import type { DetectDeps, DetectRuntime } from './deps.js';
+import type { DetectDeps } from './deps.js';
 
 export interface Evaluation {
   readonly decision: Decision;
@@ -50,7 +48,7 @@ export function evaluate(
   ag: ArtifactGenerator,
   now: number,
   deps: DetectDeps,
-  signals: Signals = NO_SIGNALS,
+  signals?: Signals,
 ): Evaluation {
   const cfg = deps.config.recovery;
   const decision = decide(ag, now, cfg, signals);
@@ -63,21 +61,6 @@ export function evaluate(
 }
 
 /**
- * Whether the AG's previous version could turn this evaluation into a force: nothing opens the
- * gate yet, but the AG has the stall's shape (outputs saved, Ready Unknown on its generation).
- * A healthy AG answers false without any work beyond reading its Ready.
- */
-export function wantsHistory(
-  ag: ArtifactGenerator,
-  evaluation: Evaluation,
-  deps: DetectDeps,
-): boolean {
-  return (
-    evaluation.decision.kind === 'healthy' && historyCouldHelp(ag, deps.config.recovery, false)
-  );
-}
-
-/**
  * Emits the evaluation's action event, if any, unless this process emitted the same action (same
  * AG, resourceVersion, attempt and signal) moments ago (recent-actions.ts). True when it emitted.
  * Throws EmitError when the Broker refuses it.
@@ -86,7 +69,7 @@ export async function emitAction(
   ag: ArtifactGenerator,
   evaluation: Evaluation,
   now: number,
-  deps: DetectRuntime,
+  deps: DetectDeps,
   log: Logger,
 ): Promise<boolean> {
   const type = evaluation.action;

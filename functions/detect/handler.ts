@@ -10,6 +10,7 @@ import {
   APISERVER_UPDATE,
   PING,
 } from '../../shared/core/objects/cloudevent-types.js';
+import { needsHistory } from '../../shared/core/decision/decide.js';
 import { parseArtifactGenerator } from '../../shared/core/objects/parse.js';
 import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
@@ -25,8 +26,8 @@ import {
 import { isKubeError } from '../../shared/kube/errors.js';
 import { agEventKind, refFromEventData } from '../../shared/runtime/ag-cloudevent.js';
 import { readLostWriteSignal } from '../../shared/recovery/ag-history.js';
-import type { DetectRuntime } from './deps.js';
-import { emitAction, evaluate, wantsHistory } from './evaluate.js';
+import type { DetectDeps } from './deps.js';
+import { emitAction, evaluate } from './evaluate.js';
 import { COVERED_BY_REDELIVERY, COVERED_BY_RESYNC } from './follow-up-cover.js';
 import { formatTimeNano } from '../../shared/core/codecs/time.js';
 import { sweep } from './sweep.js';
@@ -34,7 +35,7 @@ import { sweep } from './sweep.js';
 export async function handleDetect(
   event: IncomingEvent,
   log: Logger,
-  deps: DetectRuntime,
+  deps: DetectDeps,
 ): Promise<Outcome> {
   switch (event.type) {
     case APISERVER_ADD:
@@ -58,7 +59,7 @@ export async function handleDetect(
 async function onObjectEvent(
   event: IncomingEvent,
   log: Logger,
-  deps: DetectRuntime,
+  deps: DetectDeps,
 ): Promise<Outcome> {
   const kind = agEventKind(event);
   if (kind === 'other') return ignored('other-kind');
@@ -70,11 +71,7 @@ async function onObjectEvent(
   return onArtifactGenerator(parsed.ag, log, deps);
 }
 
-async function onRefEvent(
-  event: IncomingEvent,
-  log: Logger,
-  deps: DetectRuntime,
-): Promise<Outcome> {
+async function onRefEvent(event: IncomingEvent, log: Logger, deps: DetectDeps): Promise<Outcome> {
   if (agEventKind(event) === 'other') return ignored('other-kind');
   const ref = refFromEventData(event.data);
   if (ref === undefined) {
@@ -94,19 +91,19 @@ async function onRefEvent(
 async function onArtifactGenerator(
   ag: ArtifactGenerator,
   log: Logger,
-  deps: DetectRuntime,
+  deps: DetectDeps,
 ): Promise<Outcome> {
   const now = deps.clock.now();
   let evaluation = evaluate(ag, now, deps);
   // Set when the history read failed transiently: the decision goes on without the signal (the
   // time rule, its follow-up armed), and only the answer asks for a redelivery that may see it.
   let historyTrouble = false;
-  if (wantsHistory(ag, evaluation, deps)) {
+  if (needsHistory(evaluation.decision)) {
     // Outputs saved and Ready Unknown: an honest build in progress, or a lost Ready write. The
     // AG's previous version tells them apart (one read).
     const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
     const reading = await readLostWriteSignal(deps.previousVersions, ag, agLog);
-    deps.notices.note(reading, agLog);
+    deps.notices.reportGap(reading, agLog);
     if (reading.signals.lostWrite) evaluation = evaluate(ag, now, deps, reading.signals);
     historyTrouble = reading.gap === 'transient';
   }

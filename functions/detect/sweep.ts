@@ -29,11 +29,11 @@ import {
 } from '../../shared/runtime/outcome.js';
 import { EmitError } from '../../shared/runtime/outcome.js';
 import { readLostWriteSignal, type HistoryReading } from '../../shared/recovery/ag-history.js';
-import { NO_SIGNALS } from '../../shared/core/index.js';
-import type { DetectRuntime } from './deps.js';
+import { needsHistory, NO_SIGNALS } from '../../shared/core/index.js';
+import type { DetectDeps } from './deps.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import { errorSummary } from '../../shared/runtime/function-app.js';
-import { emitAction, evaluate, wantsHistory, type Evaluation } from './evaluate.js';
+import { emitAction, evaluate, type Evaluation } from './evaluate.js';
 import type { SweepPosition } from './sweep-resume.js';
 import { COVERED_BY_REDELIVERY, COVERED_BY_RESYNC } from './follow-up-cover.js';
 import { formatTimeNano } from '../../shared/core/codecs/time.js';
@@ -59,11 +59,7 @@ interface Spend {
  * Sweeps every AG. `resumeKey` names the delivery (the ping's source and id): an incomplete sweep
  * keeps its position under it, and a redelivery under the same key resumes there.
  */
-export async function sweep(
-  log: Logger,
-  deps: DetectRuntime,
-  resumeKey?: string,
-): Promise<Outcome> {
+export async function sweep(log: Logger, deps: DetectDeps, resumeKey?: string): Promise<Outcome> {
   const budgetMs = deps.config.sweepBudgetMs;
   const clock = deps.clock;
   const spend: Spend = { startedAt: clock.monotonicMs(), historyReads: 0, historyTrouble: false };
@@ -127,7 +123,7 @@ export async function sweep(
     for (const ag of page.items) {
       listed++;
       let evaluation: Evaluation = evaluate(ag, now, deps);
-      if (wantsHistory(ag, evaluation, deps)) {
+      if (needsHistory(evaluation.decision)) {
         // A stall whose event was lost: its history may still show the lost write.
         const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
         // A revision read before is kept by the process and costs no request: no budget for it.
@@ -135,11 +131,11 @@ export async function sweep(
         if (kept || historyAllowed(spend, elapsed(), budgetMs)) {
           if (!kept) spend.historyReads++;
           const reading = await readLostWriteSignal(deps.previousVersions, ag, agLog);
-          deps.notices.note(reading, agLog);
+          deps.notices.reportGap(reading, agLog);
           if (reading.gap === 'transient') spend.historyTrouble = true;
           if (reading.signals.lostWrite) evaluation = evaluate(ag, now, deps, reading.signals);
         } else {
-          deps.notices.note(SKIPPED, agLog);
+          deps.notices.reportGap(SKIPPED, agLog);
         }
       }
       if (evaluation.nextCheck !== null && (earliest === null || evaluation.nextCheck < earliest)) {
@@ -247,7 +243,7 @@ function notArmed(log: Logger, e: unknown, due: number | null): void {
   );
 }
 
-function isKept(ag: ArtifactGenerator, deps: DetectRuntime): boolean {
+function isKept(ag: ArtifactGenerator, deps: DetectDeps): boolean {
   const m = ag.metadata;
   if (m?.namespace === undefined || m.name === undefined || m.resourceVersion === undefined) {
     return false;

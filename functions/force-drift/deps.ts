@@ -15,10 +15,7 @@ export interface ForceDriftDeps {
   readonly config: FunctionConfig;
   /** Metrics (docs/adr/0059); absent: none recorded. */
   readonly metrics?: Metrics;
-}
-
-/** What createApp adds to the deps for the life of the process. */
-export interface ForceDriftRuntime extends ForceDriftDeps {
+  // Kept by the process for its life (ForceDriftKept: createApp makes them when not given).
   readonly notices: HistoryNotices;
   /** The AG versions before a revision, kept by the process (docs/adr/0045). */
   readonly previousVersions: PreviousVersions;
@@ -27,3 +24,6 @@ export interface ForceDriftRuntime extends ForceDriftDeps {
   /** The Events of steps this process could not write yet (docs/adr/0061). */
   readonly owedEvents: OwedEvents;
 }
+
+/** The deps the process keeps for its life: createApp makes them when the caller does not. */
+export type ForceDriftKept = 'notices' | 'previousVersions' | 'warnOnce' | 'owedEvents';

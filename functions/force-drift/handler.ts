@@ -7,15 +7,16 @@ import type { AgRef, ArtifactGenerator } from '../../shared/core/objects/types.j
 import {
   decide,
   forcedStep,
-  historyCouldHelp,
+  needsHistory,
   NO_SIGNALS,
   recoveredStep,
   resumedStep,
-  askedForceState,
+  unfinishedAskedForce,
   wouldForceStep,
-  type Signals,
+  type Decision,
 } from '../../shared/core/index.js';
 import { isKubeError } from '../../shared/kube/errors.js';
+import { AGAIN, REDECIDE_ROUNDS, redecide } from '../../shared/kube/redecide.js';
 import type { PreviousVersion } from '../../shared/kube/port.js';
 import { ownerCheck, type OwnerCheck } from './owner.js';
 import type { IncomingEvent } from '../../shared/runtime/cloudevent-http.js';
@@ -37,17 +38,14 @@ import {
   type Outcome,
 } from '../../shared/runtime/outcome.js';
 import { readLostWriteSignal, type HistoryReading } from '../../shared/recovery/ag-history.js';
-import type { ForceDriftDeps, ForceDriftRuntime } from './deps.js';
+import type { ForceDriftDeps } from './deps.js';
 import { observeLostWriteToForce } from './lost-write-metric.js';
 import { clearTracking, forceAttempt, resumeForce, type StepResult } from './writes.js';
-
-/** Re-read and re-decide at most this many times when a precondition fails. */
-export const MAX_ROUNDS = 4;
 
 export async function handleForceDrift(
   event: IncomingEvent,
   log: Logger,
-  deps: ForceDriftRuntime,
+  deps: ForceDriftDeps,
 ): Promise<Outcome> {
   if (event.type !== ACTION_FORCE && event.type !== ACTION_CLEAR_TRACKING) {
     return ignored('unknown-type');
@@ -79,68 +77,74 @@ export async function handleForceDrift(
         read: deps.previousVersions.before(ref, parsed.value.resourceVersion),
       }
     : undefined;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    let ag: ArtifactGenerator;
-    try {
-      ag = await deps.kube.getArtifactGenerator(ref);
-    } catch (e) {
-      if (isKubeError(e, 'NotFound')) return handled('gone');
-      throw e;
-    }
-    // The event's signal is a hint (docs/adr/0008): anything that can post to the Broker can send
-    // one. A signalled force is verified here with one history read of the AG as read now; a
-    // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
-    const owner = ownerCheck(ag, deps, agLog, record);
-    const sameRevision = early !== undefined && early.rv === ag.metadata?.resourceVersion;
-    const reading = await verifiedSignal(
-      ag,
-      signalled,
-      deps,
-      agLog,
-      owner,
-      sameRevision ? early.read : undefined,
-    );
-    // Before this delivery acts, and once: the Events it owes about the AG as read (a new claim
-    // would replace the step they report on the AG).
-    owed ??= await payOwedEvents(ag, asked, deps, agLog);
-    const result = await act(ag, ref, reading.signals, asked, owner, deps, agLog, record);
-    if (result === 'forced') observeLostWriteToForce(ag, reading.signals, parsed.value, deps);
-    if (result === 'in-flight') return retryLater('claim-in-flight');
-    if (result === 'nothing-to-do' && reading.gap === 'transient') {
-      // The signal could not be checked: a redelivery may check it; the time rule stays armed by
-      // detect's follow-up either way.
-      return retryLater('history');
-    }
-    if (result === 'conflict') {
-      agLog.debug({ round }, 'precondition failed; re-reading');
-      continue;
-    }
-    if (record.owes() || owed === 'owed') {
-      deps.owedEvents.answeredOwed(event.id, { agKey, result });
-      return retryLater('event-owed');
-    }
-    return handled(result);
-  }
-  agLog.warn({ rounds: MAX_ROUNDS }, 'gave up re-deciding after conflicts');
-  return retryLater('conflict');
+  return redecide<Outcome>(
+    async (round) => {
+      let ag: ArtifactGenerator;
+      try {
+        ag = await deps.kube.getArtifactGenerator(ref);
+      } catch (e) {
+        if (isKubeError(e, 'NotFound')) return handled('gone');
+        throw e;
+      }
+      // The event's signal is a hint (docs/adr/0008): anything that can post to the Broker can send
+      // one. A signalled force is verified here with one history read of the AG as read now; a
+      // forged or stale signal, or a history that cannot be read, leaves the time rule to decide.
+      const owner = ownerCheck(ag, deps, agLog, record);
+      const sameRevision = early !== undefined && early.rv === ag.metadata?.resourceVersion;
+      // Before this delivery acts, and once: the Events it owes about the AG as read (a new claim
+      // would replace the step they report on the AG).
+      owed ??= await payOwedEvents(ag, asked, deps, agLog);
+      const { decision, now, reading } = await decideWithSignal(
+        ag,
+        signalled,
+        deps,
+        agLog,
+        owner,
+        sameRevision ? early.read : undefined,
+      );
+      const result = await act(ag, ref, { decision, now }, asked, owner, deps, agLog, record);
+      if (result === 'forced') observeLostWriteToForce(ag, reading.signals, parsed.value, deps);
+      if (result === 'in-flight') return retryLater('claim-in-flight');
+      if (result === 'nothing-to-do' && reading.gap === 'transient') {
+        // The signal could not be checked: a redelivery may check it; the time rule stays armed by
+        // detect's follow-up either way.
+        return retryLater('history');
+      }
+      if (result === 'conflict') {
+        agLog.debug({ round }, 'precondition failed; re-reading');
+        return AGAIN;
+      }
+      if (record.owes() || owed === 'owed') {
+        deps.owedEvents.answeredOwed(event.id, { agKey, result });
+        return retryLater('event-owed');
+      }
+      return handled(result);
+    },
+    {
+      exhausted: () => {
+        agLog.warn({ rounds: REDECIDE_ROUNDS }, 'gave up re-deciding after conflicts');
+        return retryLater('conflict');
+      },
+    },
+  );
 }
 
 async function act(
   ag: ArtifactGenerator,
   ref: AgRef,
-  signals: Signals,
+  decided: { decision: Decision; now: number },
   askedAttempts: number | null,
   owner: OwnerCheck,
   deps: ForceDriftDeps,
   log: Logger,
   record: RecordEvent,
 ): Promise<StepResult> {
-  const now = deps.clock.now();
+  const { now } = decided;
   const cfg = deps.config.recovery;
-  let decision = decide(ag, now, cfg, signals);
+  let decision = decided.decision;
   if (decision.kind === 'wait' && askedAttempts !== null) {
     // The force this event asked for is claimed: finish it if its claimer did not (ADR 44).
-    const asked = askedForceState(decision, ag, now, cfg, askedAttempts);
+    const asked = unfinishedAskedForce(decision, ag, now, cfg, askedAttempts);
     if (asked === 'in-flight') return 'in-flight';
     if (asked === 'resume') {
       decision = { kind: 'resume', attempt: decision.attempts, gate: decision.gate };
@@ -158,10 +162,12 @@ async function act(
         await record(ag, wouldForceStep(ag, decision.attempt, cfg));
         return 'observed';
       }
-      return reported(
+      return recordStep(
         await forceAttempt(ag, ref, decision.attempt, decision.gate, now, deps, log),
-        'forced',
-        () => record(ag, forcedStep(decision.attempt, now, cfg, decision.gate)),
+        {
+          ifResult: 'forced',
+          event: () => record(ag, forcedStep(decision.attempt, now, cfg, decision.gate)),
+        },
       );
     case 'resume':
       if (observe) {
@@ -171,18 +177,20 @@ async function act(
         );
         return 'observed';
       }
-      return reported(await resumeForce(ag, ref, now, deps, log), 'resumed', () =>
-        record(ag, resumedStep(ag, now, cfg)),
-      );
+      return recordStep(await resumeForce(ag, ref, now, deps, log), {
+        ifResult: 'resumed',
+        event: () => record(ag, resumedStep(ag, now, cfg)),
+      });
     case 'healthy':
       if (!decision.clearTracking) return 'nothing-to-do';
       if (observe) {
         log.info({ decision: 'clear-tracking', observe: true }, 'would clear tracking');
         return 'observed';
       }
-      return reported(await clearTracking(ag, ref, deps, log), 'cleared', () =>
-        record(ag, recoveredStep(ag, now, cfg)),
-      );
+      return recordStep(await clearTracking(ag, ref, deps, log), {
+        ifResult: 'cleared',
+        event: () => record(ag, recoveredStep(ag, now, cfg)),
+      });
     case 'wait':
       return 'waiting';
     case 'give-up':
@@ -195,35 +203,35 @@ async function act(
 const UNSIGNALLED: HistoryReading = Object.freeze({ signals: NO_SIGNALS });
 
 /**
- * The lost-write signal, verified on `ag`: read only for a signalled event and only when it could
- * change the decision (nothing else opens the gate and the AG has the stall's shape). The owner's
- * deletion check, which a force then needs, starts beside the history read so the two overlap.
+ * The decision on `ag`, once per round: with the lost-write signal verified on `ag` when the event
+ * was signalled and the decision asks for the history (nothing else opens the gate and the AG has
+ * the stall's shape). The owner's deletion check, which a force then needs, starts beside the
+ * history read so the two overlap.
  */
-async function verifiedSignal(
+async function decideWithSignal(
   ag: ArtifactGenerator,
   signalled: boolean,
-  deps: ForceDriftRuntime,
+  deps: ForceDriftDeps,
   log: Logger,
   owner: OwnerCheck,
   early: Promise<PreviousVersion> | undefined,
-): Promise<HistoryReading> {
-  if (!signalled) return UNSIGNALLED;
+): Promise<{ decision: Decision; now: number; reading: HistoryReading }> {
   const cfg = deps.config.recovery;
-  if (decide(ag, deps.clock.now(), cfg).kind !== 'healthy' || !historyCouldHelp(ag, cfg, false)) {
-    return UNSIGNALLED;
-  }
+  const now = deps.clock.now();
+  const decision = decide(ag, now, cfg);
+  if (!signalled || !needsHistory(decision)) return { decision, now, reading: UNSIGNALLED };
   owner.start();
   const reading = await readLostWriteSignal(deps.previousVersions, ag, log, early);
-  deps.notices.note(reading, log);
-  return reading;
+  deps.notices.reportGap(reading, log);
+  const later = deps.clock.now();
+  return { decision: decide(ag, later, cfg, reading.signals), now: later, reading };
 }
 
-/** Writes the step's Event when the step happened; the result is the step's either way. */
-async function reported(
+/** Writes the step's Event when the step happened (`ifResult`); the result is the step's either way. */
+async function recordStep(
   result: StepResult,
-  happened: StepResult,
-  write: () => Promise<unknown>,
+  step: { ifResult: StepResult; event: () => Promise<unknown> },
 ): Promise<StepResult> {
-  if (result === happened) await write();
+  if (result === step.ifResult) await step.event();
   return result;
 }

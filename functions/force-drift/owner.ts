@@ -27,7 +27,7 @@ import { isKubeError } from '../../shared/kube/errors.js';
 import type { RecordEvent } from '../../shared/recovery/kube-event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { reportRefusedOwner } from '../../shared/recovery/owner-refusal.js';
-import type { ForceDriftRuntime } from './deps.js';
+import type { ForceDriftDeps } from './deps.js';
 
 export interface OwnerCheck {
   /** Starts the read now (no-op when there is no owner to read or it has started). */
@@ -41,7 +41,7 @@ type Answer =
 
 export function ownerCheck(
   ag: ArtifactGenerator,
-  deps: ForceDriftRuntime,
+  deps: ForceDriftDeps,
   log: Logger,
   record: RecordEvent,
 ): OwnerCheck {

@@ -20,6 +20,7 @@ import {
 } from '../../shared/core/index.js';
 import type { AgRef, ArtifactGenerator } from '../../shared/core/objects/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
+import { AGAIN, redecide } from '../../shared/kube/redecide.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { ForceDriftDeps } from './deps.js';
 
@@ -123,26 +124,31 @@ async function markAndBump(
   now: number = claimAt,
 ): Promise<'done' | 'superseded'> {
   let current = ag;
-  for (let round = 0; !hasMarker(current); round++) {
-    if (round >= STATUS_ROUNDS) return 'superseded';
-    try {
-      current = await deps.kube.patchArtifactGeneratorConditions(
-        ref,
-        markerConditions(current, now),
-        {
-          resourceVersion: rvOf(current),
-        },
-      );
-    } catch (e) {
-      if (!isKubeError(e, 'Conflict')) throw e;
-      current = await deps.kube.getArtifactGenerator(ref);
-      const stillOurs = readTracking(current, now, deps.config.recovery).lastRecoveryAt === claimAt;
-      if (!stillOurs || gateReason(current, now, deps.config.recovery) === null) {
-        log.info({ round }, 'claim superseded before the status write');
-        return 'superseded';
+  const marked = await redecide<'marked' | 'superseded'>(
+    async (round) => {
+      if (hasMarker(current)) return 'marked';
+      try {
+        current = await deps.kube.patchArtifactGeneratorConditions(
+          ref,
+          markerConditions(current, now),
+          { resourceVersion: rvOf(current) },
+        );
+        return hasMarker(current) ? 'marked' : AGAIN;
+      } catch (e) {
+        if (!isKubeError(e, 'Conflict')) throw e;
+        current = await deps.kube.getArtifactGenerator(ref);
+        const stillOurs =
+          readTracking(current, now, deps.config.recovery).lastRecoveryAt === claimAt;
+        if (!stillOurs || gateReason(current, now, deps.config.recovery) === null) {
+          log.info({ round }, 'claim superseded before the status write');
+          return 'superseded';
+        }
+        return AGAIN;
       }
-    }
-  }
+    },
+    { rounds: STATUS_ROUNDS, exhausted: () => (hasMarker(current) ? 'marked' : 'superseded') },
+  );
+  if (marked === 'superseded') return 'superseded';
   await deps.kube.patchArtifactGeneratorAnnotations(ref, {
     [ANNOTATION_REQUESTED_AT]: requestedAtFor(claimAt),
   });

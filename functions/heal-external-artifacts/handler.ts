@@ -55,10 +55,7 @@ export async function handleHeal(
     externalArtifact: `${parsed.ea.metadata?.namespace}/${parsed.ea.metadata?.name}`,
   });
   const result = await healGenerator(
-    ref,
-    uid,
-    parsed.ea,
-    event.type === APISERVER_DELETE,
+    { ref, uid, observed: parsed.ea, observedDeleted: event.type === APISERVER_DELETE },
     deps,
     agLog,
   );

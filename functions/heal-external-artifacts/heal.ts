@@ -22,6 +22,7 @@ import {
   type HealDecision,
 } from '../../shared/core/index.js';
 import { isKubeError } from '../../shared/kube/errors.js';
+import { AGAIN, REDECIDE_ROUNDS, redecide } from '../../shared/kube/redecide.js';
 import { createEventRecorder } from '../../shared/recovery/kube-event-recorder.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { HealDeps } from './deps.js';
@@ -35,105 +36,120 @@ export type HealResult =
   | Extract<HealDecision, { kind: 'leave' }>['why']
   | 'conflict';
 
-/** Re-read and re-decide at most this many times when a precondition fails. */
-export const MAX_ROUNDS = 4;
 const PAGE_SIZE = 500;
 
+/** What an ExternalArtifact event names: its generator, and the object as the event carried it. */
+export interface HealTarget {
+  readonly ref: AgRef;
+  /** The generator's uid on the ExternalArtifact: an AG re-created under the same name is another. */
+  readonly uid: string;
+  readonly observed: ExternalArtifact;
+  /** The event was the ExternalArtifact's deletion. */
+  readonly observedDeleted: boolean;
+}
+
+/** Re-reads the generator and its ExternalArtifacts, decides (decideHeal) and heals. */
 export async function healGenerator(
-  ref: AgRef,
-  uid: string,
-  observed: ExternalArtifact,
-  deleted: boolean,
+  target: HealTarget,
   deps: HealDeps,
   log: Logger,
 ): Promise<HealResult> {
+  const { ref, uid, observed, observedDeleted } = target;
   const record = createEventRecorder(deps, log);
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const cached = round === 0;
-    let ag: ArtifactGenerator;
-    try {
-      ag = await deps.kube.getArtifactGenerator(ref, { cached });
-    } catch (e) {
-      if (isKubeError(e, 'NotFound')) return 'gone';
-      throw e;
-    }
-    // An ExternalArtifact left by an earlier AG of the same name is not this AG's.
-    if (ag.metadata?.uid !== uid) return 'other-generator';
-    // Not open to a heal whatever its ExternalArtifacts say: one read, nothing listed.
-    const blocked = notSettled(ag, true);
-    if (blocked !== null && blocked !== 'request-pending') return blocked;
+  return redecide<HealResult>(
+    async (round) => {
+      const cached = round === 0;
+      let ag: ArtifactGenerator;
+      try {
+        ag = await deps.kube.getArtifactGenerator(ref, { cached });
+      } catch (e) {
+        if (isKubeError(e, 'NotFound')) return 'gone';
+        throw e;
+      }
+      // An ExternalArtifact left by an earlier AG of the same name is not this AG's.
+      if (ag.metadata?.uid !== uid) return 'other-generator';
+      // Not open to a heal whatever its ExternalArtifacts say: one read, nothing listed.
+      const blocked = notSettled(ag, { allowFailed: true });
+      if (blocked !== null && blocked !== 'request-pending') return blocked;
 
-    const namespaces = externalArtifactNamespaces(ag);
-    const listed = await listAll(uid, namespaces, cached, deps);
-    // The event's object only on the cached round, where it stands in for a lagging cache.
-    const overlay = cached && namespaces.includes(observed.metadata?.namespace ?? '');
-    const decision = decideHeal(ag, overlay ? withObserved(listed, observed, deleted) : listed);
-    // Decided on the cache: a heal, or an object that does not look source-watcher's (an event
-    // copy may lack managedFields), is confirmed on fresh reads before anything is written.
-    if (cached && (decision.kind === 'heal' || decision.why === 'not-ours')) continue;
-    if (decision.kind === 'leave') {
-      log.debug({ why: decision.why, round }, 'left alone');
-      return decision.why;
-    }
-    const drift = decision.drift.map((d) => `${d.kind} ${d.namespace}/${d.name}`);
-    const left = await unrecreatable(ag, decision, deps);
-    if (left.length > 0) {
-      log.warn({ drift, left }, 'ExternalArtifact drift left: source-watcher cannot re-create');
+      const namespaces = externalArtifactNamespaces(ag);
+      const listed = await listAll(uid, namespaces, cached, deps);
+      // The event's object only on the cached round, where it stands in for a lagging cache.
+      const overlay = cached && namespaces.includes(observed.metadata?.namespace ?? '');
+      const decision = decideHeal(
+        ag,
+        overlay ? withObserved(listed, observed, observedDeleted) : listed,
+      );
+      // Decided on the cache: a heal, or an object that does not look source-watcher's (an event
+      // copy may lack managedFields), is confirmed on fresh reads before anything is written.
+      if (cached && (decision.kind === 'heal' || decision.why === 'not-ours')) return AGAIN;
+      if (decision.kind === 'leave') {
+        log.debug({ why: decision.why, round }, 'left alone');
+        return decision.why;
+      }
+      const drift = decision.drift.map((d) => `${d.kind} ${d.namespace}/${d.name}`);
+      const left = await unrecreatable(ag, decision, deps);
+      if (left.length > 0) {
+        log.warn({ drift, left }, 'ExternalArtifact drift left: source-watcher cannot re-create');
+        await record(ag, {
+          kind: 'heal-left',
+          drift,
+          left,
+          stamp: decision.recreate.map((t) => `${t.uid}@${t.resourceVersion}`).join(','),
+        });
+        return 'cannot-recreate';
+      }
+      const recreated = decision.recreate.map(
+        (t) => `${t.namespace}/${t.name} (status.artifact.digest owned by ${t.owner})`,
+      );
+      const fields = { drift, recreate: recreated, bump: decision.bump };
+      const now = deps.clock.now();
+      if (deps.config.recovery.mode === 'observe') {
+        log.info({ ...fields, observe: true }, 'would heal ExternalArtifact drift');
+        await record(ag, {
+          kind: 'would-heal',
+          drift,
+          recreated,
+          bumped: decision.bump,
+          stamp: `${ag.metadata?.resourceVersion ?? ''}:${drift.join(',')}`,
+        });
+        return 'observed';
+      }
+      if (!(await recreate(decision, deps, log))) return AGAIN;
+      let requestedAt: string | undefined;
+      if (decision.bump) {
+        requestedAt = requestedAtFor(now);
+        try {
+          await deps.kube.patchArtifactGeneratorAnnotations(
+            ref,
+            { [ANNOTATION_REQUESTED_AT]: requestedAt },
+            { resourceVersion: rvOf(ag) },
+          );
+        } catch (e) {
+          if (!isKubeError(e, 'Conflict')) throw e;
+          log.debug({ round }, 'precondition failed; re-reading');
+          return AGAIN;
+        }
+      }
+      log.info({ ...fields, requestedAt }, 'healed ExternalArtifact drift');
+      deps.metrics?.externalArtifactHealed(ref);
       await record(ag, {
-        kind: 'heal-left',
-        drift,
-        left,
-        stamp: decision.recreate.map((t) => `${t.uid}@${t.resourceVersion}`).join(','),
-      });
-      return 'cannot-recreate';
-    }
-    const recreated = decision.recreate.map(
-      (t) => `${t.namespace}/${t.name} (status.artifact.digest owned by ${t.owner})`,
-    );
-    const fields = { drift, recreate: recreated, bump: decision.bump };
-    const now = deps.clock.now();
-    if (deps.config.recovery.mode === 'observe') {
-      log.info({ ...fields, observe: true }, 'would heal ExternalArtifact drift');
-      await record(ag, {
-        kind: 'would-heal',
+        kind: 'healed',
         drift,
         recreated,
         bumped: decision.bump,
-        stamp: `${ag.metadata?.resourceVersion ?? ''}:${drift.join(',')}`,
+        stamp:
+          requestedAt ?? decision.recreate.map((t) => `${t.uid}@${t.resourceVersion}`).join(','),
       });
-      return 'observed';
-    }
-    if (!(await recreate(decision, deps, log))) continue;
-    let requestedAt: string | undefined;
-    if (decision.bump) {
-      requestedAt = requestedAtFor(now);
-      try {
-        await deps.kube.patchArtifactGeneratorAnnotations(
-          ref,
-          { [ANNOTATION_REQUESTED_AT]: requestedAt },
-          { resourceVersion: rvOf(ag) },
-        );
-      } catch (e) {
-        if (isKubeError(e, 'Conflict')) {
-          log.debug({ round }, 'precondition failed; re-reading');
-          continue;
-        }
-        throw e;
-      }
-    }
-    log.info({ ...fields, requestedAt }, 'healed ExternalArtifact drift');
-    deps.metrics?.externalArtifactHealed(ref);
-    await record(ag, {
-      kind: 'healed',
-      drift,
-      recreated,
-      bumped: decision.bump,
-      stamp: requestedAt ?? decision.recreate.map((t) => `${t.uid}@${t.resourceVersion}`).join(','),
-    });
-    return 'healed';
-  }
-  log.warn({ rounds: MAX_ROUNDS }, 'gave up re-deciding after conflicts');
-  return 'conflict';
+      return 'healed';
+    },
+    {
+      exhausted: () => {
+        log.warn({ rounds: REDECIDE_ROUNDS }, 'gave up re-deciding after conflicts');
+        return 'conflict';
+      },
+    },
+  );
 }
 
 /** Deletes every recreate target; false when one changed since it was judged (re-decide). */

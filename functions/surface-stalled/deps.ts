@@ -15,9 +15,9 @@ export interface SurfaceStalledDeps {
   readonly metrics?: Metrics;
   /** One sync per AG at a time in this replica (ADR 50). */
   readonly turns: SyncTurns;
-  /**
-   * The verdict Events this process could not write yet (docs/adr/0061); createApp makes one when
-   * absent.
-   */
-  readonly owedEvents?: OwedEvents;
+  /** The verdict Events this process could not write yet (docs/adr/0061). Kept by the process. */
+  readonly owedEvents: OwedEvents;
 }
+
+/** The deps the process keeps for its life: createApp makes them when the caller does not. */
+export type SurfaceStalledKept = 'owedEvents';

@@ -94,7 +94,7 @@ export async function handleSurfaceStalled(
   const done = await deps.turns.run(
     agKey,
     seen?.metadata?.resourceVersion,
-    () => syncOne(ref, seen, deps, agLog, record, verdictAsked),
+    () => syncOne(ref, seen, deps, agLog, { record, verdictAsked }),
     deliverySignal(),
   );
   if (done !== 'covered' && done.result === 'conflict') return retryLater('conflict');

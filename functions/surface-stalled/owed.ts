@@ -22,9 +22,7 @@ export async function owedFirst(
   deps: SurfaceStalledDeps,
   log: Logger,
 ): Promise<OwedSettlement> {
-  const owedEvents = deps.owedEvents;
-  if (owedEvents === undefined) return 'clear';
-  return payKeptEvents(agKey, { ...deps, owedEvents }, log);
+  return payKeptEvents(agKey, deps, log);
 }
 
 /**
@@ -38,9 +36,7 @@ export async function owedRedelivery(
   deps: SurfaceStalledDeps,
   log: Logger,
 ): Promise<Outcome | null> {
-  const owedEvents = deps.owedEvents;
-  if (owedEvents === undefined) return null;
-  return answerOwedRedelivery(id, agKey, { ...deps, owedEvents }, log);
+  return answerOwedRedelivery(id, agKey, deps, log);
 }
 
 /** Answers 503 `event-owed` for the delivery `id`, remembering the sync's own `result`. */
@@ -50,11 +46,11 @@ export function owedAnswer(
   result: string,
   deps: SurfaceStalledDeps,
 ): Outcome {
-  deps.owedEvents?.answeredOwed(id, { agKey, result });
+  deps.owedEvents.answeredOwed(id, { agKey, result });
   return retryLater('event-owed');
 }
 
-/** The recorder that keeps failed Events as owed in `deps.owedEvents` (when it has one). */
+/** The recorder that keeps failed Events as owed in `deps.owedEvents`. */
 export function tracked(deps: SurfaceStalledDeps, log: Logger): EventRecorder {
   return createEventRecorder(deps, log, deps.owedEvents);
 }

@@ -50,9 +50,9 @@ export async function syncAll(log: Logger, deps: SurfaceStalledDeps): Promise<Ou
         refused++;
         continue;
       }
-      let result = await syncWith(ag, ps, true, deps, agLog, record);
+      let result = await syncWith(ag, deps, agLog, { given: ps, cachedRead: true, record });
       if (result === 'conflict')
-        result = (await syncOne(ref, undefined, deps, agLog, record)).result;
+        result = (await syncOne(ref, undefined, deps, agLog, { record })).result;
       if (result === 'updated') updated++;
       if (result === 'conflict') conflicts++;
     }

@@ -21,6 +21,7 @@ import {
 } from '../../shared/core/index.js';
 import type { AgRef, ArtifactGenerator, PackageSource } from '../../shared/core/objects/types.js';
 import { isKubeError } from '../../shared/kube/errors.js';
+import { AGAIN, redecide } from '../../shared/kube/redecide.js';
 import {
   createEventRecorder,
   type RecordEvent,
@@ -41,15 +42,27 @@ export type SyncResult =
   | 'gone'
   | 'conflict';
 
-const MAX_ROUNDS = 4;
+export interface SyncOptions {
+  /** Where the verdict Events go (one recorder per delivery); a new one when absent. */
+  record?: RecordEvent;
+  /** detect asked for the verdict (a `stalled` action): its Events are written when it holds. */
+  verdictAsked?: boolean;
+}
+
+export interface SyncWithOptions extends SyncOptions {
+  /** The PackageSource already read (a sweep listed it, or the event's); read when absent. */
+  given: PackageSource | undefined;
+  /** Read the PackageSource from the cache (a first round) rather than fresh. */
+  cachedRead: boolean;
+  record: RecordEvent;
+}
 
 export async function syncOne(
   ref: AgRef,
   seen: ArtifactGenerator | undefined,
   deps: SurfaceStalledDeps,
   log: Logger,
-  record: RecordEvent = createEventRecorder(deps, log),
-  verdictAsked = false,
+  { record = createEventRecorder(deps, log), verdictAsked = false }: SyncOptions = {},
 ): Promise<SyncDecided<SyncResult>> {
   const undecided = (result: SyncResult) => ({ result, agResourceVersion: undefined });
   const seenResourceVersion = seen?.metadata?.resourceVersion;
@@ -63,30 +76,39 @@ export async function syncOne(
     if (early === 'in-step') return undecided('in-step');
     given = early;
   }
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    // Round 0 reads from the cache; after a conflict, read fresh.
-    let ag: ArtifactGenerator;
-    try {
-      ag = await deps.kube.getArtifactGenerator(ref, { cached: round === 0 });
-      // The cache lags the event that woke us: read fresh rather than act on an older AG. A cached
-      // AG as new as the event, or newer (a late or redelivered event), is used as it is: under a
-      // storm most redeliveries carry an older version, and a second read would only add load.
-      if (
-        round === 0 &&
-        seenResourceVersion !== undefined &&
-        !resourceVersionAtLeast(ag.metadata?.resourceVersion, seenResourceVersion)
-      ) {
-        ag = await deps.kube.getArtifactGenerator(ref);
+  return redecide<SyncDecided<SyncResult>>(
+    async (round) => {
+      // Round 0 reads from the cache; after a conflict, read fresh.
+      let ag: ArtifactGenerator;
+      try {
+        ag = await deps.kube.getArtifactGenerator(ref, { cached: round === 0 });
+        // The cache lags the event that woke us: read fresh rather than act on an older AG. A cached
+        // AG as new as the event, or newer (a late or redelivered event), is used as it is: under a
+        // storm most redeliveries carry an older version, and a second read would only add load.
+        if (
+          round === 0 &&
+          seenResourceVersion !== undefined &&
+          !resourceVersionAtLeast(ag.metadata?.resourceVersion, seenResourceVersion)
+        ) {
+          ag = await deps.kube.getArtifactGenerator(ref);
+        }
+      } catch (e) {
+        if (isKubeError(e, 'NotFound')) return undecided('gone');
+        throw e;
       }
-    } catch (e) {
-      if (isKubeError(e, 'NotFound')) return undecided('gone');
-      throw e;
-    }
-    const ps = round === 0 && controllingPackageSource(ag) === psNameOf(given) ? given : undefined;
-    const result = await syncWith(ag, ps, round === 0, deps, log, record, verdictAsked);
-    if (result !== 'conflict') return { result, agResourceVersion: ag.metadata?.resourceVersion };
-  }
-  return undecided('conflict');
+      const ps =
+        round === 0 && controllingPackageSource(ag) === psNameOf(given) ? given : undefined;
+      const result = await syncWith(ag, deps, log, {
+        given: ps,
+        cachedRead: round === 0,
+        record,
+        verdictAsked,
+      });
+      if (result === 'conflict') return AGAIN;
+      return { result, agResourceVersion: ag.metadata?.resourceVersion };
+    },
+    { exhausted: () => undecided('conflict') },
+  );
 }
 
 /**
@@ -120,7 +142,7 @@ function psNameOf(ps: PackageSource | undefined): string | null {
 }
 
 /**
- * Syncs the PackageSource of `ag`. `ps` may be given (a sweep listed it); otherwise it is read.
+ * Syncs the PackageSource of `ag`, `given` or read.
  * Returns 'conflict' when the precondition failed (the caller re-reads). The SourceWatcherStalled
  * Events are written when the verdict is surfaced (one regarding the AG, one regarding the
  * PackageSource, in `default`), and for an AG with no PackageSource owner, the AG's alone, when
@@ -128,12 +150,9 @@ function psNameOf(ps: PackageSource | undefined): string | null {
  */
 export async function syncWith(
   ag: ArtifactGenerator,
-  given: PackageSource | undefined,
-  cached: boolean,
   deps: SurfaceStalledDeps,
   log: Logger,
-  record: RecordEvent,
-  verdictAsked = false,
+  { given, cachedRead, record, verdictAsked = false }: SyncWithOptions,
 ): Promise<SyncResult> {
   const rule = deps.config.packageSourceOwners;
   const pre = precheckOwner(ag, rule);
@@ -145,7 +164,7 @@ export async function syncWith(
   let ps = given;
   if (ps === undefined) {
     try {
-      ps = await deps.kube.getPackageSource(psName, { cached });
+      ps = await deps.kube.getPackageSource(psName, { cached: cachedRead });
     } catch (e) {
       if (isKubeError(e, 'NotFound')) return 'no-packagesource';
       throw e;

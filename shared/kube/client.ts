@@ -14,14 +14,15 @@ import { pingSourceCalls } from './ping-source-calls.js';
 import type { KubePort } from './port.js';
 import { createResourceContext } from './resource-context.js';
 import { createCall } from './rest-call.js';
-import { createTransport } from './transport.js';
+import { createTransport, type KubeConfigSource } from './transport.js';
 
 export { loadKubeConfig, KubeConfigError, type LoadKubeConfigOptions } from './config.js';
 export { previousResourceVersion } from './artifact-generator-calls.js';
 export { DEFAULT_LIST_LIMIT } from './resource-context.js';
 
 export interface KubeClientOptions {
-  kubeConfig: KubeConfig;
+  /** The kubeconfig, or its loader (read at the first request: transport.ts). */
+  kubeConfig: KubeConfig | KubeConfigSource;
   /** Named on every create and patch. */
   fieldManager: string;
   /** Per-request timeout; a request without a complete answer by then is a TransientError. */

@@ -20,10 +20,11 @@ import type {
 } from './external-artifact-port.js';
 import type { ListPage } from './port.js';
 import { createCall, listPage } from './rest-call.js';
-import { createTransport } from './transport.js';
+import { createTransport, type KubeConfigSource } from './transport.js';
 
 export interface ExternalArtifactClientOptions {
-  kubeConfig: KubeConfig;
+  /** The kubeconfig, or its loader (read at the first request: transport.ts). */
+  kubeConfig: KubeConfig | KubeConfigSource;
   requestTimeoutMs?: number;
 }
 

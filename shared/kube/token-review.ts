@@ -7,7 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { ReviewedToken } from '../core/access/sender-auth.js';
 import { toKubeError, type RequestTarget } from './errors-map.js';
 import { createCall, type Call } from './rest-call.js';
-import { createTransport } from './transport.js';
+import { createTransport, type KubeConfigSource } from './transport.js';
 
 export interface TokenReviewer {
   review(token: string, audiences: readonly string[]): Promise<ReviewedToken>;
@@ -53,22 +53,9 @@ export function tokenReviewerOn(call: Call): TokenReviewer {
 }
 
 export function createTokenReviewer(opts: {
-  kubeConfig: KubeConfig;
+  /** The kubeconfig, or its loader (read at the first request: transport.ts). */
+  kubeConfig: KubeConfig | KubeConfigSource;
   requestTimeoutMs: number;
 }): TokenReviewer {
   return tokenReviewerOn(createCall(createTransport(opts.kubeConfig, opts.requestTimeoutMs)));
-}
-
-/** A reviewer that builds the real one on first use (client-node loads only when needed). */
-export function lazyTokenReviewer(load: () => Promise<TokenReviewer>): TokenReviewer {
-  let loading: Promise<TokenReviewer> | undefined;
-  return {
-    async review(token, audiences) {
-      loading ??= load().catch((e: unknown) => {
-        loading = undefined;
-        throw e;
-      });
-      return (await loading).review(token, audiences);
-    },
-  };
 }

@@ -7,6 +7,10 @@
 // client-node's KubeConfig.applyToHTTPSOptions supplies the headers (bearer token, refreshed by its
 // authenticators) and the TLS material on every request. Sockets go through one keep-alive agent per
 // TLS identity, rebuilt when the material changes (a rotated client certificate).
+//
+// The kubeconfig may be given as a loader (KubeConfigSource): it runs at the first request and
+// its answer is kept, so a function that never calls the API server never loads client-node (the
+// kubeconfig's reader). Every client of a function shares that one loader.
 
 import http from 'node:http';
 import https from 'node:https';
@@ -38,6 +42,21 @@ export type HttpOutcome =
 
 export type Send = (req: HttpRequest) => Promise<HttpOutcome>;
 
+/** A kubeconfig read at the first request that needs it (see onceKubeConfig). */
+export type KubeConfigSource = () => Promise<KubeConfig>;
+
+/**
+ * The loader run once: its answer is kept, and a failure is not (the next request tries again).
+ */
+export function onceKubeConfig(load: KubeConfigSource): KubeConfigSource {
+  let loading: Promise<KubeConfig> | undefined;
+  return () =>
+    (loading ??= load().catch((e: unknown) => {
+      loading = undefined;
+      throw e;
+    }));
+}
+
 interface TlsMaterial {
   ca?: string | Buffer | (string | Buffer)[];
   cert?: string | Buffer | (string | Buffer)[];
@@ -61,7 +80,30 @@ const TLS_FIELDS = [
 /** Idle keep-alive sockets are closed after this long. */
 const IDLE_SOCKET_MS = 30_000;
 
-export function createTransport(kubeConfig: KubeConfig, timeoutMs: number): Send {
+export function createTransport(
+  kubeConfig: KubeConfig | KubeConfigSource,
+  timeoutMs: number,
+): Send {
+  if (typeof kubeConfig !== 'function') return transportOn(kubeConfig, timeoutMs);
+  const source = kubeConfig;
+  let sending: Send | undefined;
+  return async (req) => {
+    if (sending === undefined) {
+      let loaded: KubeConfig;
+      try {
+        loaded = await source();
+      } catch (err) {
+        // As an unusable credential: the message may quote the kubeconfig; keep only the code.
+        const code = errorCode(err);
+        return code !== undefined ? { kind: 'credentials', code } : { kind: 'credentials' };
+      }
+      sending ??= transportOn(loaded, timeoutMs);
+    }
+    return sending(req);
+  };
+}
+
+function transportOn(kubeConfig: KubeConfig, timeoutMs: number): Send {
   const cluster = kubeConfig.getCurrentCluster();
   if (cluster === null) throw new Error('kubeconfig has no current cluster');
   let server: URL;

@@ -10,13 +10,13 @@ import { createWarnOnce } from '../runtime/warn-once.js';
 
 export interface HistoryNotices {
   /** Logs a reading's gap: warn the first time this process sees its cause, debug afterwards. */
-  note(reading: HistoryReading, log: Logger): void;
+  reportGap(reading: HistoryReading, log: Logger): void;
 }
 
 export function createHistoryNotices(metrics?: Metrics): HistoryNotices {
   const warnOnce = createWarnOnce();
   return {
-    note(reading, log) {
+    reportGap(reading, log) {
       const gap = reading.gap;
       if (gap === undefined) return;
       metrics?.earlyDetectionDegraded(gap);

@@ -16,6 +16,7 @@ import {
   type KubeEvent,
 } from '../core/index.js';
 import { isKubeError } from '../kube/errors.js';
+import { AGAIN, redecide } from '../kube/redecide.js';
 import type { KubePort } from '../kube/port.js';
 import type { Clock } from '../runtime/clock.js';
 import type { FunctionConfig } from '../runtime/env.js';
@@ -67,38 +68,46 @@ export function createEventRecorder(
   const writeOnce = async (event: KubeEvent, now: number): Promise<EventWriteResult> => {
     const { namespace, name } = event.metadata;
     try {
-      for (let round = 0; round < ROUNDS; round++) {
-        try {
-          await deps.kube.createEvent(event, opts);
-          return 'created';
-        } catch (e) {
-          if (!isKubeError(e, 'Conflict')) throw e;
-        }
-        let existing;
-        try {
-          existing = await deps.kube.getEvent(namespace, name, opts);
-        } catch (e) {
-          if (isKubeError(e, 'NotFound')) continue; // expired in between: create it again
-          throw e;
-        }
-        const next = nextSeries(existing, now);
-        if (next.kind === 'skip') return next.why === 'bound' ? 'bound' : 'contended';
-        const rv = existing.metadata?.resourceVersion;
-        try {
-          await deps.kube.patchEventSeries(namespace, name, next.series, {
-            ...opts,
-            ...(rv !== undefined ? { resourceVersion: rv } : {}),
-          });
-          return 'series-bumped';
-        } catch (e) {
-          if (!isKubeError(e, 'Conflict') && !isKubeError(e, 'NotFound')) throw e;
-        }
-      }
-      log.debug(
-        { event: name, namespace, reason: event.reason },
-        'Kubernetes Event contended; dropped',
+      return await redecide<EventWriteResult>(
+        async () => {
+          try {
+            await deps.kube.createEvent(event, opts);
+            return 'created';
+          } catch (e) {
+            if (!isKubeError(e, 'Conflict')) throw e;
+          }
+          let existing;
+          try {
+            existing = await deps.kube.getEvent(namespace, name, opts);
+          } catch (e) {
+            if (isKubeError(e, 'NotFound')) return AGAIN; // expired in between: create it again
+            throw e;
+          }
+          const next = nextSeries(existing, now);
+          if (next.kind === 'skip') return next.why === 'bound' ? 'bound' : 'contended';
+          const rv = existing.metadata?.resourceVersion;
+          try {
+            await deps.kube.patchEventSeries(namespace, name, next.series, {
+              ...opts,
+              ...(rv !== undefined ? { resourceVersion: rv } : {}),
+            });
+            return 'series-bumped';
+          } catch (e) {
+            if (!isKubeError(e, 'Conflict') && !isKubeError(e, 'NotFound')) throw e;
+            return AGAIN;
+          }
+        },
+        {
+          rounds: ROUNDS,
+          exhausted: () => {
+            log.debug(
+              { event: name, namespace, reason: event.reason },
+              'Kubernetes Event contended; dropped',
+            );
+            return 'contended';
+          },
+        },
       );
-      return 'contended';
     } catch (e) {
       const fields = {
         event: name,

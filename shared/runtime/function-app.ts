@@ -14,6 +14,12 @@ import type { SenderAuth } from './sender-auth.js';
 /** Large enough for a real ArtifactGenerator with managedFields in the event data. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
 
+/**
+ * A function's deps as createApp takes them: `Kept`, the state its process keeps for its life (the
+ * history it read, the Events it owes, …), may be left out and is then made by createApp.
+ */
+export type DepsGiven<Deps, Kept extends keyof Deps> = Omit<Deps, Kept> & Partial<Pick<Deps, Kept>>;
+
 export type EventHandler = (event: IncomingEvent, log: Logger) => Promise<Outcome>;
 
 export interface FunctionAppOptions {

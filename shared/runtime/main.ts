@@ -4,10 +4,12 @@
 import type { Express } from 'express';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
+import { createKubeClient } from '../kube/client.js';
+import { createExternalArtifactClient } from '../kube/external-artifact-client.js';
 import type { ExternalArtifactPort } from '../kube/external-artifact-port.js';
-import { lazyExternalArtifactPort } from '../kube/external-artifact-lazy.js';
-import { lazyKubePort } from '../kube/lazy.js';
 import type { KubePort } from '../kube/port.js';
+import { createTokenReviewer } from '../kube/token-review.js';
+import { onceKubeConfig } from '../kube/transport.js';
 import { systemClock, type Clock } from './clock.js';
 import { loadConfig, type FunctionConfig } from './env.js';
 import { createLogger, type Logger } from './logger.js';
@@ -19,7 +21,6 @@ import {
   startMetrics,
 } from './metrics-start.js';
 import { exitOnSignals, listen } from './serve.js';
-import { createTokenReviewer, lazyTokenReviewer } from '../kube/token-review.js';
 import { createSenderAuth, type SenderAuth } from './sender-auth.js';
 import { checkPrerequisites } from './prerequisites.js';
 
@@ -27,7 +28,7 @@ export interface MainContext {
   readonly config: FunctionConfig;
   readonly logger: Logger;
   readonly kube: KubePort;
-  /** Flux ExternalArtifacts, built on first use like kube (only functions that use it call it). */
+  /** Flux ExternalArtifacts, on the same kubeconfig as kube (only functions that use it call it). */
   readonly externalArtifacts: ExternalArtifactPort;
   readonly clock: Clock;
   readonly isReady: () => boolean;
@@ -51,19 +52,17 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
     logger.fatal({ kubeconfig: config.kubeconfigPath }, 'no Kubernetes configuration');
     process.exit(1);
   }
-  // The client (and @kubernetes/client-node with it) is loaded on the first API call: detect's
-  // no-op path and the dead-letter function never make one, so they start fast and stay small.
-  // Without a configuration nothing can work: exit, so the platform restarts us visibly and the
-  // Broker redelivers the event.
-  const loadKube = async (): Promise<KubeConfig> => {
-    const { loadKubeConfig } = await import('../kube/config.js');
-    return loadKubeConfig(
-      config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
-    );
-  };
-  const withKubeConfig = async <T>(build: (kubeConfig: KubeConfig) => T): Promise<T> => {
+  // One kubeconfig for every client of this function, read at its first API request
+  // (shared/kube/transport.ts): detect's no-op path and the dead-letter function never make one,
+  // so they never load @kubernetes/client-node and start fast and small. Without a configuration
+  // nothing can work: exit, so the platform restarts us visibly and the Broker redelivers.
+  const kubeConfig = onceKubeConfig(async () => {
+    let loaded: KubeConfig;
     try {
-      return build(await loadKube());
+      const { loadKubeConfig } = await import('../kube/config.js');
+      loaded = loadKubeConfig(
+        config.kubeconfigPath !== undefined ? { kubeconfigPath: config.kubeconfigPath } : {},
+      );
     } catch (e) {
       logger.fatal(
         { err: { message: e instanceof Error ? e.message : String(e) } },
@@ -72,38 +71,26 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
       logger.flush?.();
       process.exit(1);
     }
-  };
-  const kube = lazyKubePort(async () => {
-    const { createKubeClient } = await import('../kube/client.js');
-    const client = await withKubeConfig((kubeConfig) =>
-      createKubeClient({
-        kubeConfig,
-        fieldManager: `source-watcher-recovery-${name}`,
-        requestTimeoutMs: config.kubeRequestTimeoutMs,
-      }),
-    );
     // Which CRDs and APIs it needs and does not find, said once (shared/runtime/prerequisites.ts),
-    // when the client is first built: the first API call, soon after start-up. Not at listen, so
-    // that the no-op path still never loads client-node (bench P7). Never awaited; never throws.
-    void checkPrerequisites({ fn: name, kube: client, clock: systemClock, logger, config });
-    return client;
+    // at the first API call, soon after start-up. Not at listen, so that the no-op path still
+    // never loads client-node (bench P7). Never awaited; never throws.
+    setImmediate(() => {
+      void checkPrerequisites({ fn: name, kube, clock: systemClock, logger, config });
+    });
+    return loaded;
   });
-  const externalArtifacts = lazyExternalArtifactPort(async () => {
-    const { createExternalArtifactClient } = await import('../kube/external-artifact-client.js');
-    return withKubeConfig((kubeConfig) =>
-      createExternalArtifactClient({ kubeConfig, requestTimeoutMs: config.kubeRequestTimeoutMs }),
-    );
+  const requestTimeoutMs = config.kubeRequestTimeoutMs;
+  const kube: KubePort = createKubeClient({
+    kubeConfig,
+    fieldManager: `source-watcher-recovery-${name}`,
+    requestTimeoutMs,
   });
+  const externalArtifacts = createExternalArtifactClient({ kubeConfig, requestTimeoutMs });
   const senderAuth =
     config.auth.mode === 'oidc'
       ? createSenderAuth({
           config: config.auth,
-          // The kubeconfig (and client-node) load at the first token, as for kube.
-          reviewer: lazyTokenReviewer(() =>
-            withKubeConfig((kubeConfig) =>
-              createTokenReviewer({ kubeConfig, requestTimeoutMs: config.kubeRequestTimeoutMs }),
-            ),
-          ),
+          reviewer: createTokenReviewer({ kubeConfig, requestTimeoutMs }),
         })
       : undefined;
   const metrics = await startMetrics(name, config, logger);

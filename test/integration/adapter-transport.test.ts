@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeClient } from '../../shared/kube/client.js';
 import { type KubeError, type KubeErrorKind } from '../../shared/kube/errors.js';
 import type { KubePort } from '../../shared/kube/port.js';
+import { onceKubeConfig } from '../../shared/kube/transport.js';
 import { failureOf } from '../support/kube-failure.js';
 import { inDelivery } from '../../shared/runtime/delivery.js';
 
@@ -269,6 +270,58 @@ describe('a server that answers badly', () => {
     expect(err.kind).toBe(kind);
     expect(err.message).toContain(text);
     expectNoCredentials(err);
+  });
+});
+
+describe('a kubeconfig given as a loader (one per function, read at the first request)', () => {
+  const server = new ScriptedServer();
+  server.behaviour = (_req, res) =>
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"ag1"}}');
+  let port = 0;
+  beforeAll(async () => {
+    port = await server.start();
+  });
+  afterAll(() => server.stop());
+
+  it('is read once, at the first request, for every client and every concurrent call', async () => {
+    let loads = 0;
+    const kubeConfig = onceKubeConfig(async () => {
+      loads += 1;
+      await new Promise((r) => setTimeout(r, 20));
+      return kubeConfigFor(`http://127.0.0.1:${port}`);
+    });
+    const kube = createKubeClient({ kubeConfig, fieldManager: FIELD_MANAGER });
+    const other = createKubeClient({ kubeConfig, fieldManager: `${FIELD_MANAGER}-2` });
+    expect(loads).toBe(0);
+    const before = server.requests;
+    const read = await Promise.all([
+      kube.getArtifactGenerator(ref),
+      kube.getArtifactGenerator(ref),
+      other.getArtifactGenerator(ref),
+    ]);
+    expect(read.map((ag) => ag.metadata?.name)).toEqual(['ag1', 'ag1', 'ag1']);
+    expect(loads).toBe(1);
+    expect(server.requests - before).toBe(3);
+  });
+
+  it('a failed read is a typed credentials error that sends nothing, and the next call reads again', async () => {
+    let loads = 0;
+    const kubeConfig = onceKubeConfig(async () => {
+      loads += 1;
+      if (loads === 1)
+        throw Object.assign(new Error(`bad file holding ${TOKEN}`), { code: 'EACCES' });
+      return kubeConfigFor(`http://127.0.0.1:${port}`);
+    });
+    const kube = createKubeClient({ kubeConfig, fieldManager: FIELD_MANAGER });
+    const before = server.requests;
+    const err = await failureOf(kube.getArtifactGenerator(ref));
+    expect(err.kind).toBe('Transient');
+    expect(err.message).toContain('EACCES');
+    expectNoCredentials(err);
+    expect(server.requests).toBe(before);
+    expect((await kube.getArtifactGenerator(ref)).metadata?.name).toBe('ag1');
+    expect(loads).toBe(2);
+    expect(server.requests).toBe(before + 1);
   });
 });
 

@@ -4,7 +4,7 @@ import { backoffFor } from './backoff.js';
 import type { RecoveryConfig } from '../config/recovery-config.js';
 import { gateReason, type GateReason } from './gate.js';
 import { cycleEnded } from './cycle.js';
-import { NO_SIGNALS, type Signals } from './lost-write.js';
+import { historyCouldHelp, NO_SIGNALS, type Signals } from './lost-write.js';
 import { isNonEmptyString, ownValue } from '../codecs/plain.js';
 import { parseTime } from '../codecs/time.js';
 import { ANNOTATION_REQUESTED_AT, readTracking } from './tracking.js';
@@ -44,7 +44,12 @@ export const RESUME_SETTLE_MS = 10_000;
 
 export type Decision =
   | { kind: 'ignore'; why: 'deleting' | 'invalid' }
-  | { kind: 'healthy'; clearTracking: boolean }
+  /**
+   * `needsHistory`: decided without the AG's history (no `signals` given), and its previous
+   * version could turn this into a force (early detection: the lost-write signal). The caller
+   * reads the history and decides again with the signals it found.
+   */
+  | { kind: 'healthy'; clearTracking: boolean; needsHistory: boolean }
   | { kind: 'force'; attempt: number; gate: GateReason }
   | { kind: 'resume'; attempt: number; gate: GateReason }
   | { kind: 'wait'; attempts: number; until: number; gate: GateReason }
@@ -57,26 +62,31 @@ export function isDeleting(ag: ArtifactGenerator): boolean {
 
 /**
  * `signals`: what the caller learned beyond the AG itself (the lost-write signal from the AG's
- * previous version). Without them the decision is the reference's, with the time rule alone.
+ * previous version). Without them the decision is the reference's, with the time rule alone, and
+ * a healthy answer says whether reading the history could change it (`needsHistory`).
  */
 export function decide(
   ag: ArtifactGenerator,
   now: number,
   cfg: RecoveryConfig,
-  signals: Signals = NO_SIGNALS,
+  signals?: Signals,
 ): Decision {
   if (isDeleting(ag)) return { kind: 'ignore', why: 'deleting' };
   if (!isNonEmptyString(ag.metadata?.name) || !isNonEmptyString(ag.metadata?.namespace)) {
     return { kind: 'ignore', why: 'invalid' };
   }
-  if (cfg.mode === 'off') return { kind: 'healthy', clearTracking: false };
+  if (cfg.mode === 'off') return { kind: 'healthy', clearTracking: false, needsHistory: false };
 
   const tracking = readTracking(ag, now, cfg);
-  const gate = gateReason(ag, now, cfg, signals);
+  const gate = gateReason(ag, now, cfg, signals ?? NO_SIGNALS);
   if (gate === null) {
     // Only an honest condition ends the cycle; a young honest failure keeps the count
     // (docs/adr/0042-recovery-cycle-end.md).
-    return { kind: 'healthy', clearTracking: tracking.present && cycleEnded(ag, now, cfg) };
+    return {
+      kind: 'healthy',
+      clearTracking: tracking.present && cycleEnded(ag, now, cfg),
+      needsHistory: signals === undefined && historyCouldHelp(ag, cfg),
+    };
   }
 
   const { attempts, lastRecoveryAt } = tracking;
@@ -142,7 +152,7 @@ export const ASKED_RESUME_SETTLE_MS = 2_000;
  *   redelivery finishes the force if the claimer did not.
  * - null: anything else (another attempt, a finished force, a foreign requestedAt, no claim).
  */
-export function askedForceState(
+export function unfinishedAskedForce(
   decision: Decision,
   ag: ArtifactGenerator,
   now: number,
@@ -154,4 +164,9 @@ export function askedForceState(
   if (attempts !== askedAttempts + 1 || lastRecoveryAt === null) return null;
   if (!forceUnfinished(ag, attempts, lastRecoveryAt)) return null;
   return now - lastRecoveryAt >= ASKED_RESUME_SETTLE_MS ? 'resume' : 'in-flight';
+}
+
+/** The decision asks for the AG's history before it can be final (see Decision 'healthy'). */
+export function needsHistory(decision: Decision): boolean {
+  return decision.kind === 'healthy' && decision.needsHistory;
 }

@@ -74,16 +74,15 @@ export function outputsMovedWhileUnknown(
 }
 
 /**
- * Whether reading the AG's previous version could change the decision: early detection is on,
- * the driver is not off, the AG is a candidate, and nothing else opens the gate yet (the caller
- * passes the gate computed without signals). Cheap: a healthy AG answers false at once.
+ * Whether reading the AG's previous version could open a gate that is closed without it: early
+ * detection is on, the driver is not off, and the AG is a candidate. decide() asks it when nothing
+ * else opens the gate (Decision 'healthy', needsHistory). Cheap: a healthy AG answers false at once.
  */
 export function historyCouldHelp(
   ag: ArtifactGenerator,
   cfg: Pick<RecoveryConfig, 'earlyDetection' | 'mode'>,
-  gateOpen: boolean,
 ): boolean {
-  return cfg.earlyDetection && cfg.mode !== 'off' && !gateOpen && lostWriteCandidate(ag);
+  return cfg.earlyDetection && cfg.mode !== 'off' && lostWriteCandidate(ag);
 }
 
 function sameInventory(a: unknown, b: unknown): boolean {

@@ -57,7 +57,10 @@ export function isPaused(ag: ArtifactGenerator): boolean {
  * handled). The last one is what makes a heal happen at most once per drift. `allowFailed`: Ready
  * False on the generation also counts (decideHeal then asks why it failed).
  */
-export function notSettled(ag: ArtifactGenerator, allowFailed = false): LeaveReason | null {
+export function notSettled(
+  ag: ArtifactGenerator,
+  { allowFailed = false }: { allowFailed?: boolean } = {},
+): LeaveReason | null {
   const meta = ag.metadata;
   if (meta?.deletionTimestamp !== undefined) return 'deleting';
   if (isPaused(ag)) return 'paused';
@@ -234,7 +237,7 @@ function generatedNames(ag: ArtifactGenerator): Set<string> {
  *   failed) is gone and the inventory still names it: a missing drift, so the bump is done next.
  */
 export function decideHeal(ag: ArtifactGenerator, eas: readonly ExternalArtifact[]): HealDecision {
-  const blocked = notSettled(ag, true);
+  const blocked = notSettled(ag, { allowFailed: true });
   if (blocked !== null && blocked !== 'request-pending') return { kind: 'leave', why: blocked };
   const failed = readyOf(ag)?.status === 'False';
   const conflicted = failed ? statusConflictOf(ag) : null;

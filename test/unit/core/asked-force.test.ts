@@ -1,10 +1,10 @@
-// askedForceState: a force event that finds the force it asked for claimed but unfinished
+// unfinishedAskedForce: a force event that finds the force it asked for claimed but unfinished
 // (docs/adr/0044-recovery-under-load.md).
 
 import { describe, expect, it } from 'vitest';
 import {
   ASKED_RESUME_SETTLE_MS,
-  askedForceState,
+  unfinishedAskedForce,
   decide,
   formatTimeNano,
   type ArtifactGenerator,
@@ -14,7 +14,7 @@ import { progressing, succeeded } from '../../support/conditions.js';
 
 const CLAIM = STALL + 3 * MIN;
 
-describe('askedForceState', () => {
+describe('unfinishedAskedForce', () => {
   it.each<[string, ArtifactGenerator, number, number, 'resume' | 'in-flight' | null]>([
     [
       'its claim, marker lost, settled: resume',
@@ -75,13 +75,13 @@ describe('askedForceState', () => {
       null,
     ],
   ])('%s', (_label, ag, asked, now, want) => {
-    expect(askedForceState(decide(ag, now, CFG), ag, now, CFG, asked)).toBe(want);
+    expect(unfinishedAskedForce(decide(ag, now, CFG), ag, now, CFG, asked)).toBe(want);
   });
 
   it('past the 10 s settle the decision itself is resume, so the rule adds nothing there', () => {
     const ag = claimedAg(1, CLAIM);
     const d = decide(ag, CLAIM + 10_000, CFG);
     expect(d.kind).toBe('resume');
-    expect(askedForceState(d, ag, CLAIM + 10_000, CFG, 0)).toBeNull();
+    expect(unfinishedAskedForce(d, ag, CLAIM + 10_000, CFG, 0)).toBeNull();
   });
 });

@@ -6,7 +6,16 @@ import {
   type ArtifactGenerator,
   type Decision,
 } from '../../../shared/core/index.js';
-import { force, giveUp, healthy, healthyClear, ignore, resume, wait } from './decisions.js';
+import {
+  force,
+  giveUp,
+  healthy,
+  healthyAskingHistory,
+  healthyClear,
+  ignore,
+  resume,
+  wait,
+} from './decisions.js';
 import { CFG, cfgWith, makeAg, MIN, SEC, STALL } from './fixtures.js';
 import { buildFailed, marker, progressing, succeeded } from '../../support/conditions.js';
 
@@ -69,7 +78,11 @@ describe('decide: reset only on an honest Ready', () => {
       makeAg({ ready: succeeded(NOW - MIN) }),
       healthy,
     ],
-    ['Unknown within grace, no tracking', makeAg({ ready: progressing(NOW - 5 * SEC) }), healthy],
+    [
+      'Unknown within grace, no tracking',
+      makeAg({ ready: progressing(NOW - 5 * SEC) }),
+      healthyAskingHistory,
+    ],
     [
       'Unknown with attempts > 0 is NOT a reset',
       makeAg({
@@ -100,7 +113,7 @@ describe('decide: the recovery timeline', () => {
     makeAg({ ready, attempts: String(attempts), last, requestedAt: last });
 
   it.each<[string, ArtifactGenerator, number, Decision]>([
-    ['grace not over', makeAg(), STALL + 30 * SEC, healthy],
+    ['grace not over', makeAg(), STALL + 30 * SEC, healthyAskingHistory],
     ['first force just past grace', makeAg(), STALL + 30 * SEC + 1, force(1, 'stuck')],
     [
       'own marker inside backoff 1',

@@ -2,9 +2,15 @@
 
 import type { Decision, GateReason } from '../../../shared/core/index.js';
 
-export const healthy: Decision = { kind: 'healthy', clearTracking: false };
+export const healthy: Decision = { kind: 'healthy', clearTracking: false, needsHistory: false };
+/** Healthy by the time rule, with the stall's shape: the AG's history may show a lost write. */
+export const healthyAskingHistory: Decision = {
+  kind: 'healthy',
+  clearTracking: false,
+  needsHistory: true,
+};
 /** Healthy, and the recovery's tracking annotations are to be cleared. */
-export const healthyClear: Decision = { kind: 'healthy', clearTracking: true };
+export const healthyClear: Decision = { kind: 'healthy', clearTracking: true, needsHistory: false };
 export const ignore = (why: 'deleting' | 'invalid'): Decision => ({ kind: 'ignore', why });
 export const force = (attempt: number, gate: GateReason): Decision => ({
   kind: 'force',

@@ -9,6 +9,7 @@ import {
   decide,
   gateReason,
   historyCouldHelp,
+  needsHistory,
   LOST_WRITE,
   lostWriteCandidate,
   NO_SIGNALS,
@@ -159,7 +160,8 @@ describe('the signal in the gate and the decision table', () => {
     const off = cfgWith({ earlyDetection: false });
     expect(gateReason(stuckNow, NOW, off, LOST_WRITE)).toBeNull();
     expect(decide(stuckNow, NOW, off, LOST_WRITE).kind).toBe('healthy');
-    expect(historyCouldHelp(stuckNow, off, false)).toBe(false);
+    expect(historyCouldHelp(stuckNow, off)).toBe(false);
+    expect(decide(stuckNow, NOW, off)).toMatchObject({ kind: 'healthy', needsHistory: false });
   });
 
   it('is ignored in mode off, and for an AG being deleted', () => {
@@ -197,12 +199,21 @@ describe('the signal in the gate and the decision table', () => {
     ['on an older generation', makeAg({ generation: 2, ready: progressing(STALL, 1) }), false],
   ])('historyCouldHelp: %s', (_n, ag, expected) => {
     expect(lostWriteCandidate(ag)).toBe(expected);
-    expect(historyCouldHelp(ag, CFG, false)).toBe(expected);
-    expect(historyCouldHelp(ag, CFG, true)).toBe(false);
+    expect(historyCouldHelp(ag, CFG)).toBe(expected);
+    // decide asks for the history exactly then, and only while it has not been read.
+    const unread = decide(ag, NOW, CFG);
+    expect(needsHistory(unread)).toBe(expected);
+    expect(needsHistory(decide(ag, NOW, CFG, NO_SIGNALS))).toBe(false);
+    expect(needsHistory(decide(ag, NOW, CFG, LOST_WRITE))).toBe(false);
   });
 
   it('NO_SIGNALS is the default and changes nothing', () => {
-    expect(decide(stuckNow, NOW, CFG, NO_SIGNALS)).toEqual(decide(stuckNow, NOW, CFG));
+    // The same decision as with no signals given, except that the history has been read.
+    expect(decide(stuckNow, NOW, CFG, NO_SIGNALS)).toEqual({
+      ...decide(stuckNow, NOW, CFG),
+      needsHistory: false,
+    });
+    expect(needsHistory(decide(stuckNow, NOW, CFG))).toBe(true);
   });
 });
 
