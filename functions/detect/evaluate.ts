@@ -1,25 +1,14 @@
-// One AG through the decision core: which action event to emit (if any) and when the AG must be
-// looked at again. Shared by the event path and the sweep.
+// One AG through the decision core: which action event is due (if any) and when the AG must be
+// looked at again. Shared by the event path and the sweep; no I/O (emit-action.ts sends it).
 
-import {
-  decide,
-  nextCheckAt,
-  readTracking,
-  type Decision,
-  type Signals,
-} from '../../shared/core/index.js';
+import { decide, nextCheckAt, type Decision, type Signals } from '../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../shared/core/objects/types.js';
 import {
   ACTION_CLEAR_TRACKING,
   ACTION_FORCE,
-  ACTION_SOURCE,
   ACTION_STALLED,
-  SIGNAL_LOST_WRITE,
-  type ActionData,
   type ActionType,
 } from '../../shared/core/objects/cloudevent-types.js';
-import { formatTimeNano } from '../../shared/core/codecs/time.js';
-import type { Logger } from '../../shared/runtime/logger.js';
 import type { DetectDeps } from './deps.js';
 
 export interface Evaluation {
@@ -58,61 +47,4 @@ export function evaluate(
     action: actionFor(decision),
     nextCheck: next !== null && next > now ? next : null,
   };
-}
-
-/**
- * Emits the evaluation's action event, if any, unless this process emitted the same action (same
- * AG, resourceVersion, attempt and signal) moments ago (recent-actions.ts). True when it emitted.
- * Throws EmitError when the Broker refuses it.
- */
-export async function emitAction(
-  ag: ArtifactGenerator,
-  evaluation: Evaluation,
-  now: number,
-  deps: DetectDeps,
-  log: Logger,
-): Promise<boolean> {
-  const type = evaluation.action;
-  if (type === undefined) return false;
-  const meta = ag.metadata ?? {};
-  const namespace = meta.namespace ?? '';
-  const name = meta.name ?? '';
-  const decision = evaluation.decision;
-  const signalled = decision.kind === 'force' && decision.gate === 'lost-write';
-  const data: ActionData = {
-    namespace,
-    name,
-    ...(meta.uid !== undefined ? { uid: meta.uid } : {}),
-    resourceVersion: meta.resourceVersion ?? '',
-    attempts: readTracking(ag, now, deps.config.recovery).attempts,
-    decidedAt: formatTimeNano(now),
-    ...(signalled ? { signal: SIGNAL_LOST_WRITE } : {}),
-  };
-  const key = `${type} ${namespace}/${name} ${data.resourceVersion} ${data.attempts} ${data.signal ?? ''}`;
-  if (deps.recentActions.repeats(key, now)) {
-    log.debug({ action: type, attempt: data.attempts }, 'action emitted moments ago; not repeated');
-    return false;
-  }
-  await deps.emitter.emit({
-    type,
-    source: ACTION_SOURCE,
-    subject: `${namespace}/${name}`,
-    data,
-    time: now,
-  });
-  log.info(
-    {
-      namespace,
-      name,
-      decision: decision.kind,
-      ...(decision.kind === 'force' ? { gate: decision.gate } : {}),
-      attempt: data.attempts,
-      action: type,
-    },
-    'action emitted',
-  );
-  deps.recentActions.emitted(key, now);
-  if (decision.kind === 'force' && data.attempts === 0)
-    deps.metrics?.stallFound({ namespace, name }, signalled ? 'lost-write' : 'time-rule');
-  return true;
 }
