@@ -2,7 +2,9 @@
 // from client-node's KubeConfig), JSON merge patches with resourceVersion preconditions, typed
 // errors from errors-map.ts. The calls live by resource (artifact-generator-calls.ts,
 // package-source-calls.ts, ping-source-calls.ts, kube-event-calls.ts) on one shared context
-// (resource-context.ts). See docs/adr/0004-kube-adapter.md for the choices.
+// (resource-context.ts). See docs/adr/0004-kube-adapter.md for the choices. It never imports
+// config.ts (client-node's kubeconfig reader): main.ts loads that at the first request, so a
+// function that never calls the API server never loads client-node.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { artifactGeneratorCalls } from './artifact-generator-calls.js';
@@ -16,7 +18,6 @@ import { createResourceContext } from './resource-context.js';
 import { createCall } from './rest-call.js';
 import { createTransport, type KubeConfigSource } from './transport.js';
 
-export { loadKubeConfig, KubeConfigError, type LoadKubeConfigOptions } from './config.js';
 export { previousResourceVersion } from './artifact-generator-calls.js';
 export { DEFAULT_LIST_LIMIT } from './resource-context.js';
 

@@ -2,7 +2,8 @@
 // patch of the schedule, create twice, delete with and without a resourceVersion precondition.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKubeClient, loadKubeConfig } from '../../shared/kube/client.js';
+import { createKubeClient } from '../../shared/kube/client.js';
+import { loadKubeConfig } from '../../shared/kube/config.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import type { PingSource } from '../../shared/kube/port.js';
 import { ensureNamespace, testKubeconfigPath, uniqueName } from '../support/apiserver.js';
