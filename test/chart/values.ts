@@ -49,7 +49,7 @@ export function valuesYaml(
       { mode: 'enforce' },
     ),
     block(
-      'Which optional functions are installed. surfaceStalled false is knative/overlays/flux-only (no\nCozystack); healExternalArtifacts false leaves out knative/components/heal-external-artifacts.',
+      'Which optional functions are installed. surfaceStalled false is knative/overlays/flux-only (no\nCozystack); healExternalArtifacts false leaves out knative/functions/heal-external-artifacts.',
       { functions: { surfaceStalled: true, healExternalArtifacts: true } },
     ),
     block(

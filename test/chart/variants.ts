@@ -5,8 +5,9 @@
 // change:
 //   observe                overlays/observe's own fields (patches, generators, …)
 //   off                    overlays/off's own fields (never with observe: both are the mode)
-//   surfaceStalled=false   without what overlays/flux-only leaves out (cozystack/)
-//   healExternalArtifacts=false  without components/heal-external-artifacts
+//   surfaceStalled=false   without the function Components overlays/flux-only leaves out
+//                          (functions/surface-stalled, functions/force-drift/cozystack)
+//   healExternalArtifacts=false  without functions/heal-external-artifacts
 //   senderAuth             with the components overlays/sender-auth adds
 //   scoped                 overlays/scoped's own fields and grants, for one namespace SCOPE_TOKEN
 //                          (only with surfaceStalled and healExternalArtifacts off, as the
@@ -56,7 +57,7 @@ export const NAMESPACE_TOKEN = 'swrchartnamespace';
 export const SCOPE_TOKEN = 'swrchartscope';
 const SCOPED_DIR = 'overlays/scoped';
 
-const HEAL_COMPONENT = path.join(KNATIVE_DIR, 'components', 'heal-external-artifacts');
+const HEAL_COMPONENT = path.join(KNATIVE_DIR, 'functions', 'heal-external-artifacts');
 
 type Kustomization = Record<string, unknown> & { resources?: string[]; components?: string[] };
 interface Source {
@@ -138,10 +139,11 @@ function followNamespace(): unknown[] {
 
 /**
  * The kustomization (as YAML) that renders one combination, for a directory `at`: knative/'s, or
- * overlays/observe's or overlays/off's with all its own fields; without what overlays/flux-only leaves out of
- * knative/'s resources (cozystack/) when surface-stalled is off; with the components
+ * overlays/observe's or overlays/off's with all its own fields; without the components
+ * overlays/flux-only leaves out of knative/'s (functions/surface-stalled,
+ * functions/force-drift/cozystack) when surface-stalled is off; with the components
  * overlays/sender-auth adds to knative/'s, in its order, when sender-auth is on; without
- * components/heal-external-artifacts when that is off.
+ * functions/heal-external-artifacts when that is off.
  */
 export function kustomizationFor(settings: Settings, at: string): string {
   const base = readKustomization('.');
@@ -150,9 +152,13 @@ export function kustomizationFor(settings: Settings, at: string): string {
     : settings.off
       ? readKustomization('overlays/off')
       : base;
-  const cozystackOnly = new Set(entries(base, 'resources'));
-  for (const r of entries(readKustomization('overlays/flux-only'), 'resources'))
-    cozystackOnly.delete(r);
+  // What knative/ lists and overlays/flux-only does not: the Cozystack-only function Components.
+  const listed = (source: Source) => [
+    ...entries(source, 'resources'),
+    ...entries(source, 'components'),
+  ];
+  const cozystackOnly = new Set(listed(base));
+  for (const e of listed(readKustomization('overlays/flux-only'))) cozystackOnly.delete(e);
   const resources = entries(host, 'resources').filter(
     (r) => settings.surfaceStalled || !cozystackOnly.has(r),
   );
@@ -164,7 +170,9 @@ export function kustomizationFor(settings: Settings, at: string): string {
           (c) => hostComponents.has(c) || !baseComponents.has(c),
         )
       : [...hostComponents]
-  ).filter((c) => settings.healExternalArtifacts || c !== HEAL_COMPONENT);
+  )
+    .filter((c) => settings.surfaceStalled || !cozystackOnly.has(c))
+    .filter((c) => settings.healExternalArtifacts || c !== HEAL_COMPONENT);
   const rel = (p: string) => path.relative(at, p);
   const own = ownFields(host);
   const scope = settings.scoped ? scopedParts() : undefined;

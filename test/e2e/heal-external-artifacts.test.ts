@@ -1,6 +1,6 @@
 // End to end: heal-external-artifacts with the source-watcher simulator generating and owning
 // ExternalArtifacts (docs/adr/0039), the ApiServerSource on ExternalArtifacts and the Broker routed
-// by the Triggers of knative/components/heal-external-artifacts, against the real kube-apiserver
+// by the Triggers of knative/functions/heal-external-artifacts, against the real kube-apiserver
 // (docs/adr/0038). Scenarios: a deleted ExternalArtifact (and the control without the function),
 // a digest changed by hand (the foreign field manager that makes a bump alone fail the AG),
 // honest rebuilds (no bump), three replicas with duplicated and reordered delivery (one bump per

@@ -30,7 +30,7 @@ export const LEDGER_LOG_MESSAGES = [
   FOLLOW_UP_ARMED,
   SWEEP_DONE,
 ] as const;
-/** knative/core/pingsource-resync.yaml: every 5 minutes; one more minute of margin. */
+/** knative/base/pingsource-resync.yaml: every 5 minutes; one more minute of margin. */
 export const FOLLOW_UP_COVER_MS = 6 * 60_000;
 
 export interface EventLedger {

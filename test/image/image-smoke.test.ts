@@ -96,7 +96,7 @@ beforeAll(async () => {
     const env: Record<string, string> = {
       KUBERNETES_SERVICE_HOST: server.hostname,
       KUBERNETES_SERVICE_PORT: server.port,
-      // SinkBinding sets K_SINK on detect (knative/core/sinkbinding-detect.yaml).
+      // SinkBinding sets K_SINK on detect (knative/functions/detect/sinkbinding.yaml).
       ...(name === 'detect' ? { K_SINK: sink.url } : {}),
     };
     await podman(

@@ -4,7 +4,7 @@
 // the shipped rules do not allow is a 403 and fails the test. Fixtures and assertions stay admin.
 //
 // detect's Role allows get/patch/delete only on the alarm PingSource named in its config
-// (ALARM_NAME, `recovery-alarm`; knative/core/rbac-detect.yaml says to keep the two in step). A
+// (ALARM_NAME, `recovery-alarm`; knative/functions/detect/rbac.yaml says to keep the two in step). A
 // test that gives detect another ALARM_NAME gets an identity of its own: a ServiceAccount bound
 // to the same ClusterRoles and to a copy of the rendered Role with that name in resourceNames,
 // i.e. the RBAC the package renders for that config.
@@ -26,7 +26,7 @@ export { withToken, type ServiceAccountName } from '../setup/cluster-rbac.js';
 // --kubeconfig` reaches this module through the functions room and must run without vitest.
 const vitest = '__vitest_worker__' in globalThis ? await import('vitest') : undefined;
 
-/** The alarm name of the shipped config (knative/core/config.env). */
+/** The alarm name of the shipped config (knative/base/config.env). */
 export const SHIPPED_ALARM_NAME = 'recovery-alarm';
 
 /** The function names that call the API server; dead-letter holds no token. */

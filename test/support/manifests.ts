@@ -124,8 +124,8 @@ export function loadKustomizationResources(dir: string = KNATIVE_DIR): K8sObject
       objects.push(...parseManifests(readFileSync(target, 'utf8'), target));
     }
   }
-  // Components add their own resources (components/names only rewrites names, which it leaves at
-  // their defaults; components/heal-external-artifacts brings objects).
+  // Components add their own resources (each knative/functions/<name> brings its function's
+  // objects; components/names only rewrites names, which it leaves at their defaults).
   const components = kustomization.components ?? [];
   if (!Array.isArray(components) || !components.every((c) => typeof c === 'string')) {
     throw new Error(`${file}: components must be a list of paths`);
@@ -353,7 +353,7 @@ function typeName(v: unknown): string {
   return v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v;
 }
 
-/** The label kustomize's generator puts on recovery-config (knative/core/kustomization.yaml). */
+/** The label kustomize's generator puts on recovery-config (knative/base/kustomization.yaml). */
 export const RECOVERY_CONFIG_LABEL = 'source-watcher-recovery.cozystack.io/config';
 
 /** recovery-config in a render: its name carries a hash of its content (docs/adr/0064). */

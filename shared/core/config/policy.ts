@@ -8,9 +8,9 @@ import { DURATION_SHAPE, INTEGER_SHAPE } from './check.js';
 import { parseDuration } from '../codecs/duration.js';
 
 export const CONFIG_POLICY_NAME = 'source-watcher-recovery-config';
-/** The label the generated recovery-config carries (knative/core/kustomization.yaml). */
+/** The label the generated recovery-config carries (knative/base/kustomization.yaml). */
 export const CONFIG_LABEL = 'source-watcher-recovery.cozystack.io/config';
-/** The label of the install's Namespace (knative/core/namespace.yaml). */
+/** The label of the install's Namespace (knative/base/namespace.yaml). */
 export const INSTALL_LABEL = 'source-watcher-recovery.cozystack.io/install';
 
 const LABEL_SHAPE = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';

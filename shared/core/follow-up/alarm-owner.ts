@@ -1,12 +1,12 @@
 // The follow-up alarm belongs to the install (docs/adr/0067): it carries the install's
-// part-of label (the one knative/core and knative/cozystack give every object) and an
+// part-of label (the one knative/base and each knative/functions/<name> give every object) and an
 // ownerReference to the resync PingSource, an object every install applies, so that the garbage
 // collector removes the alarm when the install goes (`kubectl delete -k`, Flux's prune, the `off`
 // overlay). Pure: functions/detect/alarm-owner.ts reads the owner's uid from the API server.
 
 import { PING_API_VERSION, PING_KIND, type OwnerReference } from '../objects/types.js';
 
-/** The label every object of the install carries (kustomize `labels:` in knative/core). */
+/** The label every object of the install carries (kustomize `labels:` in knative/base and knative/functions/*). */
 export const PART_OF_LABEL = 'app.kubernetes.io/part-of';
 export const PART_OF = 'source-watcher-recovery';
 

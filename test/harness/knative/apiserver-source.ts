@@ -69,7 +69,7 @@ export const AG_RESOURCE: ResourceRef = {
   plural: AG_PLURAL,
 };
 
-/** Flux ExternalArtifacts (components/heal-external-artifacts). */
+/** Flux ExternalArtifacts (functions/heal-external-artifacts). */
 export const EA_RESOURCE: ResourceRef = {
   group: 'source.toolkit.fluxcd.io',
   version: 'v1',

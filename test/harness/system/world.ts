@@ -6,6 +6,7 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { AG_RESOURCE as AG } from '../knative/apiserver-source.js';
 import { ListWatch, listCatchUp, type CatchUp, type KubeObject } from '../knative/list-watch.js';
+import type { Condition } from '../../../shared/core/objects/types.js';
 import type { ProgressLog } from './progress.js';
 import { agKeyOf } from './progress.js';
 
@@ -81,14 +82,8 @@ export class WorldWatch {
 
 // ---- direct reads and writes ---------------------------------------------------------------
 
-export interface Condition {
-  type?: string;
-  status?: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-  observedGeneration?: number;
-}
+// The core's tolerant Condition shape: the world reads conditions as the functions do.
+export type { Condition };
 
 export interface AgObject extends KubeObject {
   metadata: {

@@ -1,5 +1,5 @@
 // heal-external-artifacts over real HTTP against the real kube-apiserver, as its own
-// ServiceAccount (RBAC from knative/components/heal-external-artifacts enforced): the no-op path,
+// ServiceAccount (RBAC from knative/functions/heal-external-artifacts enforced): the no-op path,
 // a deleted ExternalArtifact, a digest another field manager owns, an honest build, replicas and
 // redeliveries, the recovery's AGs, the off switch and observe mode (docs/adr/0038), a degraded API
 // server.

@@ -55,6 +55,11 @@ export const agGet =
     ...(nth !== undefined && { nth }),
   });
 
+/** A cell's target: the (first) list of `resource`, cluster-wide (a sweep's or a resync's). */
+export const listOf = (resource: string) => (): { match: CallMatch } => ({
+  match: { verb: 'list', resource },
+});
+
 export interface MatrixScenario<C> {
   /** Row label, e.g. "AG claim patch". */
   readonly call: string;

@@ -1,5 +1,7 @@
-// One fuzz suite per function: a real createApp on 127.0.0.1 with the real adapter, through the
-// recording proxy, against the real API server; FUZZ_RUNS cases of hostile HTTP input.
+// One fuzz suite per function (a row of fuzz.test.ts): a real createApp on 127.0.0.1 with the real
+// adapter, through the recording proxy, against the real API server; FUZZ_RUNS cases of hostile
+// HTTP input. Each row's suite is a describe of its own: its cluster, proxy and function are set
+// up before its case and closed after it.
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,36 +38,44 @@ export function mostlyHandledTypes(
   );
 }
 
-export function defineFuzzSuite(opts: {
-  fn: FunctionName;
-  types: fc.Arbitrary<string>;
-  allowedWrite: (call: ProxyCall, req: FuzzRequest) => boolean;
-}): void {
-  const tag = `fuzz-${opts.fn}`;
-  // Sweeps and resyncs see the whole cluster: start from an empty one so that every write a
-  // valid input causes is attributable to that input.
-  const { T0, kc, suite } = functionFile(tag, tag, 'ags-and-packagesources');
-  let sink: CountingSink;
-  let server: FunctionServer;
-  const alarmName = uniqueName('fuzz-alarm');
+/** A function the fuzz suite runs: what differs between the functions. */
+export interface FuzzRow {
+  readonly fn: FunctionName;
+  /** The CloudEvent types its inputs claim (the rest of each input is generated alike). */
+  readonly types: fc.Arbitrary<string>;
+  /** A write the function may make for an input it answered 2xx. Nothing else may be written. */
+  readonly allowedWrite: (call: ProxyCall, req: FuzzRequest) => boolean;
+}
 
-  beforeAll(async () => {
-    sink = await startCountingSink();
-    server = await startFunction({
-      fn: opts.fn,
-      kubeConfig: suite.proxy.kubeConfig(tag),
-      clock: new SettableClock(T0),
-      sinkUrl: sink.url,
-      env: { ALARM_NAME: alarmName },
-    });
-  });
-  afterAll(async () => {
-    await server?.close();
-    await sink?.close();
-    await deleteAlarm(kc, alarmName);
-  });
+/** The allowedWrite of a function that may write nothing at all. */
+export const NO_WRITE = (): boolean => false;
 
+export function defineFuzzSuite(opts: FuzzRow): void {
   describe(`${opts.fn}: fuzzing the HTTP surface`, () => {
+    const tag = `fuzz-${opts.fn}`;
+    // Sweeps and resyncs see the whole cluster: start from an empty one so that every write a
+    // valid input causes is attributable to that input.
+    const { T0, kc, suite } = functionFile(tag, tag, 'ags-and-packagesources');
+    let sink: CountingSink;
+    let server: FunctionServer;
+    const alarmName = uniqueName('fuzz-alarm');
+
+    beforeAll(async () => {
+      sink = await startCountingSink();
+      server = await startFunction({
+        fn: opts.fn,
+        kubeConfig: suite.proxy.kubeConfig(tag),
+        clock: new SettableClock(T0),
+        sinkUrl: sink.url,
+        env: { ALARM_NAME: alarmName },
+      });
+    });
+    afterAll(async () => {
+      await server?.close();
+      await sink?.close();
+      await deleteAlarm(kc, alarmName);
+    });
+
     it('answers every input 2xx or 4xx, writes nothing for invalid input, keeps the heap flat', async () => {
       const numRuns = fuzzRuns();
       const report = await runFuzz({

@@ -20,7 +20,7 @@ import {
 import { RENDERS } from './renders.js';
 
 const FUNCTIONS = ['force-drift', 'heal-external-artifacts', 'surface-stalled', 'detect'];
-/** The label of the install's Namespace, the policies' param (knative/core/namespace.yaml). */
+/** The label of the install's Namespace, the policies' param (knative/base/namespace.yaml). */
 const INSTALL_LABEL = 'source-watcher-recovery.cozystack.io/install';
 /** Without the Namespace (half removed), the policies admit rather than refuse every such write. */
 const ALLOW_WITHOUT = { parameterNotFoundAction: 'Allow' };
@@ -92,7 +92,7 @@ describe("detect's policy follows recovery-config", () => {
   it('another ALARM_NAME and ALARM_SINK_BROKER in the ConfigMap alone', () => {
     const root = path.join(tmp, 'renamed');
     cpSync(path.join(REPO_ROOT, 'knative'), path.join(root, 'knative'), { recursive: true });
-    const config = path.join(root, 'knative', 'core', 'config.env');
+    const config = path.join(root, 'knative', 'base', 'config.env');
     const text = readFileSync(config, 'utf8');
     const changed = text
       .replace(/^(ALARM_NAME=).*$/m, '$1other-alarm')

@@ -44,7 +44,7 @@ export const keyOf = (o: K8sObject) =>
   `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 export const healObjects = new Set(
-  loadKustomizationResources('knative/components/heal-external-artifacts').map(keyOf),
+  loadKustomizationResources('knative/functions/heal-external-artifacts').map(keyOf),
 );
 
 export interface ChartRow {
@@ -186,7 +186,7 @@ export const CHART_ROWS: ChartRow[] = [
   },
   {
     // No entry point leaves heal-external-artifacts out: knative/ less the component's own objects.
-    name: 'heal-external-artifacts off = knative/ less components/heal-external-artifacts',
+    name: 'heal-external-artifacts off = knative/ less functions/heal-external-artifacts',
     values: { functions: { healExternalArtifacts: false } },
     kustomize: () => renderKustomize(BASE).filter((o) => !healObjects.has(keyOf(o))),
   },

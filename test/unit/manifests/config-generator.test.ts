@@ -1,4 +1,4 @@
-// recovery-config is generated with a hash of its content in its name (knative/core, ADR 64):
+// recovery-config is generated with a hash of its content in its name (knative/base, ADR 64):
 // every Service of every render reads it by that name, so a change of one value is a change of
 // every Service's template, which Knative makes a new Revision of.
 
@@ -50,7 +50,7 @@ describe('a changed value', () => {
   it('renames recovery-config and changes every Service template that reads it', () => {
     const root = path.join(tmp, 'changed');
     cpSync(path.join(REPO_ROOT, 'knative'), path.join(root, 'knative'), { recursive: true });
-    const env = path.join(root, 'knative', 'core', 'config.env');
+    const env = path.join(root, 'knative', 'base', 'config.env');
     const text = readFileSync(env, 'utf8');
     const changed = text.replace(/^RECOVERY_GRACE_PERIOD=.*$/m, 'RECOVERY_GRACE_PERIOD=3m');
     expect(changed).not.toBe(text);

@@ -1,5 +1,5 @@
 // The alarm and resync names are one setting (issue 12, item 6): the recovery-config ConfigMap in
-// knative/core/config.env. Changing only it must carry the new names into the detect-alarm Role
+// knative/base/config.env. Changing only it must carry the new names into the detect-alarm Role
 // and the resync PingSource in every install entry point; a mismatch would forbid detect's alarm
 // writes. The ping Triggers do not depend on the names (nor on the namespace, docs/adr/0063): they
 // match the recoverytimer extension the PingSources set.
@@ -47,7 +47,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 function renamedCopy(alarm: string, resync: string): string {
   const root = path.join(tmp, `${alarm}-${resync}`);
   cpSync(path.join(REPO_ROOT, 'knative'), path.join(root, 'knative'), { recursive: true });
-  const config = path.join(root, 'knative', 'core', 'config.env');
+  const config = path.join(root, 'knative', 'base', 'config.env');
   const text = readFileSync(config, 'utf8');
   const changed = text
     .replace(/^(ALARM_NAME=).*$/m, `$1${alarm}`)

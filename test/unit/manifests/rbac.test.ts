@@ -94,7 +94,7 @@ const EXPECTED_GRANTS: Record<string, string[]> = {
   ],
   apiserversource: [
     ...everywhere(AGS, 'get', 'list', 'watch'),
-    // The ExternalArtifact source of components/heal-external-artifacts.
+    // The ExternalArtifact source of functions/heal-external-artifacts.
     ...everywhere(EAS, 'get', 'list', 'watch'),
   ],
   // docs/adr/0038: get the AG and bump its requestedAt; list its ExternalArtifacts by label and

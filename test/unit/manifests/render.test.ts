@@ -59,7 +59,7 @@ const COZYSTACK_OBJECTS = [
   ...clusterRole('force-drift-packagesources'),
   'ClusterRoleBinding/source-watcher-recovery-token-review-surface-stalled',
 ];
-// components/heal-external-artifacts (docs/adr/0038): in every install entry point.
+// functions/heal-external-artifacts (docs/adr/0038): in every install entry point.
 const HEAL_OBJECTS = [
   ...functionObjects('heal-external-artifacts', ['update', 'delete']),
   ...clusterRole('apiserversource-externalartifacts'),

@@ -85,7 +85,7 @@ describe('ApiServerSource', () => {
   });
 });
 
-describe('ApiServerSource on ExternalArtifacts (components/heal-external-artifacts)', () => {
+describe('ApiServerSource on ExternalArtifacts (functions/heal-external-artifacts)', () => {
   it('sends whole ExternalArtifacts from all namespaces to the Broker', () => {
     const s = spec('ApiServerSource', 'externalartifacts');
     expect(s.mode).toBe('Resource');
