@@ -1,6 +1,11 @@
-// force-drift over real HTTP against the real test API server, through a recording suite.proxy.
+// force-drift over real HTTP against the real test API server, through a recording suite.proxy:
+// the force (claim, marker, bump), its backoff and give-up, concurrency and failures; a force
+// event whose own claim is unfinished finishes it once the claim is 2 s old, instead of after the
+// 10 s settle (younger: 503, so that its redelivery does; docs/adr/0044-recovery-under-load.md);
+// a requestedAt bumped by someone else during a wait window is not resumed as if it were an
+// interrupted force of ours (docs/adr/0021); clear tracking; bad input.
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ACTION_CLEAR_TRACKING,
   ACTION_FORCE,
@@ -11,6 +16,7 @@ import {
   parseTime,
   readyOf,
   REASON_FORCED,
+  requestedAtFor,
 } from '../../../shared/core/index.js';
 import type { ArtifactGenerator } from '../../../shared/core/objects/types.js';
 import {
@@ -19,7 +25,12 @@ import {
   getArtifactGenerator,
   writeArtifactGeneratorStatus,
 } from '../../support/apiserver.js';
-import { createAgWithStatus, healthyStatus, stuckStatus } from '../../support/ag-states.js';
+import {
+  createAgWithStatus,
+  healthyStatus,
+  rebuildAg,
+  stuckStatus,
+} from '../../support/ag-states.js';
 import { SettableClock } from '../../harness/functions.js';
 import { AG_RESOURCE as AG } from '../../harness/knative/index.js';
 import {
@@ -29,8 +40,14 @@ import {
   type Mode,
   type Started,
 } from '../../support/http-events.js';
-import { functionFile, patchAgMetadata, trackingAnnotations } from './suite-kit.js';
-import { marker, reconciling } from '../../support/conditions.js';
+import {
+  claimedInWaitWindow,
+  functionFile,
+  GRACE_MS,
+  patchAgMetadata,
+  trackingAnnotations,
+} from './suite-kit.js';
+import { marker, progressing, reconciling } from '../../support/conditions.js';
 
 const { T0, kc, suite } = functionFile('force-drift');
 const { startForceDrift } = suite;
@@ -284,6 +301,101 @@ describe('force-drift: concurrency and failures', () => {
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag))).status).toBe(503);
     suite.proxy.clearFaults();
     await expectUnwritten(ag);
+  });
+});
+
+describe('force-drift: a force event whose claim is unfinished', () => {
+  beforeEach(() => {
+    suite.proxy.clearFaults();
+    suite.proxy.clearCalls();
+  });
+
+  // Attempt 1 claimed 2 s ago (inside RESUME_SETTLE_MS, 10 s); its marker and bump never landed.
+  async function claimedUnfinished(): Promise<{ ag: ArtifactGenerator; claimAt: number }> {
+    const { last } = await rebuildAg(kc, { at: T0, lose: true });
+    const claimAt = T0 + GRACE_MS + 1_000;
+    const ag = (await patchAgMetadata(kc, agRefOf(last), {
+      annotations: {
+        [ANNOTATION_ATTEMPTS]: '1',
+        [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(claimAt),
+      },
+    })) as ArtifactGenerator;
+    return { ag, claimAt };
+  }
+
+  it.each<[string, number, number, number, string, boolean]>([
+    [
+      'the event that asked for it (attempts 0), 2 s after the claim, finishes it: marker, then requestedAt = the claim',
+      2_000,
+      0,
+      200,
+      'resumed',
+      true,
+    ],
+    [
+      'the event that asked for it, 0.5 s after the claim: 503 for a redelivery (the claimer may still be writing), nothing written',
+      500,
+      0,
+      503,
+      'claim-in-flight',
+      false,
+    ],
+    [
+      'an event that asked for another attempt (attempts 1) waits out the settle: nothing written',
+      2_000,
+      1,
+      200,
+      'waiting',
+      false,
+    ],
+  ])('%s', async (_label, afterClaimMs, asked, status, result, finished) => {
+    const { ag, claimAt } = await claimedUnfinished();
+    const f = await suite.startForceDrift(new SettableClock(claimAt + afterClaimMs));
+    expect(
+      await postEvent(f.url, sharedActionEvent(ACTION_FORCE, ag, asked, claimAt)),
+    ).toMatchObject({
+      status,
+      body: { result },
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    if (finished) {
+      expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
+      expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(requestedAtFor(claimAt));
+      expect(readyOf(after)?.reason).toBe(REASON_FORCED);
+    } else {
+      expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+    }
+  });
+});
+
+describe('force-drift: a requestedAt bumped by someone else during a wait window', () => {
+  const claim = T0 - 30_000;
+  const now = T0; // 30 s after the claim of attempt 2: inside its 60 s window, past the settle time
+  const claimed = (requestedAt: number, readyNow?: ReturnType<typeof marker>) =>
+    claimedInWaitWindow(kc, { stuckSince: T0 - 300_000, claim, requestedAt, readyNow });
+
+  it.each([
+    ['our marker still in place', undefined],
+    ['source-watcher already Progressing', progressing(claim + 6_000)],
+  ])('is not resumed (%s): force-drift writes nothing', async (_label, readyNow) => {
+    const fd = await startForceDrift(new SettableClock(now));
+    const { ag } = await claimed(claim + 5_000, readyNow);
+    expect(await forceBody(fd, ag, 2)).toEqual({ result: 'waiting' });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+    expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(
+      new Date(claim + 5_000).toISOString(),
+    );
+    expect(readyOf(after)).toEqual(readyOf(ag));
+  });
+
+  it('an older requestedAt is still our unfinished force, and is resumed (control)', async () => {
+    const fd = await startForceDrift(new SettableClock(now));
+    const { ag } = await claimed(claim - 120_000);
+    expect(await forceBody(fd, ag, 2)).toEqual({ result: 'resumed' });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(formatTimeNano(claim));
+    expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('2');
   });
 });
 

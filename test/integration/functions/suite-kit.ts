@@ -1,7 +1,8 @@
 // What the function suites in this folder share: the start of a file (its time zero, the admin
 // KubeConfig, its function suite, and detect's force and force-drift's answer to it on that time
-// zero), the tracking annotations force-drift leaves on an AG, the resync ping, the history read
-// of one AG, a merge patch of an AG's metadata and a logger whose lines a test reads.
+// zero), the time rule's grace, the tracking annotations force-drift leaves on an AG, an owned
+// pair (a PackageSource and the AG it controls) and one in attempt 2's wait window, the history
+// read of one AG, a merge patch of an AG's metadata and a logger whose lines a test reads.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'vitest';
@@ -15,10 +16,28 @@ import {
   formatTimeNano,
   type ActionData,
 } from '../../../shared/core/index.js';
-import type { AgRef, ArtifactGenerator } from '../../../shared/core/objects/types.js';
-import { customObjects, MERGE_PATCH, testKubeConfig } from '../../support/apiserver.js';
+import type {
+  AgRef,
+  ArtifactGenerator,
+  ArtifactGeneratorStatus,
+  Condition,
+  PackageSource,
+} from '../../../shared/core/objects/types.js';
+import {
+  createPackageSource,
+  customObjects,
+  makePackageSource,
+  MERGE_PATCH,
+  testKubeConfig,
+  uniqueName,
+} from '../../support/apiserver.js';
 import { AG_RESOURCE } from '../../harness/knative/index.js';
-import { deleteAllArtifactGenerators } from '../../support/ag-states.js';
+import {
+  createAgWithStatus,
+  deleteAllArtifactGenerators,
+  stuckStatus,
+} from '../../support/ag-states.js';
+import { marker } from '../../support/conditions.js';
 import { SettableClock } from '../../harness/functions.js';
 import { actionEvent, cloudEvent, postEvent, type Started } from '../../support/http-events.js';
 import { functionSuite, type FunctionSuite } from '../../support/function-suite.js';
@@ -82,6 +101,9 @@ export function functionFile(tag: string): FunctionFile {
   };
 }
 
+/** testConfig's time rule: an AG whose Ready stays Unknown this long is stuck. */
+export const GRACE_MS = 30_000;
+
 /** The tracking annotations after `attempts` forces, the last at `at` (bumped: requestedAt too). */
 export const trackingAnnotations = (
   attempts: number,
@@ -92,6 +114,47 @@ export const trackingAnnotations = (
   [ANNOTATION_LAST_RECOVERY_AT]: formatTimeNano(at),
   ...(bumped ? { [ANNOTATION_REQUESTED_AT]: formatTimeNano(at) } : {}),
 });
+
+/**
+ * A PackageSource and the AG it controls (one name), the AG created with `status` and
+ * `annotations`, the PackageSource with `finalizers` (a test that deletes it holds it so).
+ */
+export async function ownedPairWith(
+  kc: KubeConfig,
+  status: ArtifactGeneratorStatus,
+  o: { annotations?: Record<string, string>; finalizers?: string[] } = {},
+): Promise<{ name: string; packageSource: PackageSource; ag: ArtifactGenerator }> {
+  const name = uniqueName('pair');
+  const body = makePackageSource({ name });
+  if (o.finalizers) body.metadata = { ...body.metadata, finalizers: o.finalizers };
+  const packageSource = await createPackageSource(body, kc);
+  const ag = await createAgWithStatus(kc, status, {
+    name,
+    owner: { name, uid: packageSource.metadata?.uid ?? '' },
+    ...(o.annotations ? { annotations: o.annotations } : {}),
+  });
+  return { name, packageSource, ag };
+}
+
+/**
+ * An owned AG stuck since `stuckSince` in attempt 2's wait window: claimed at `claim`, its Ready
+ * `readyNow` (our marker unless given), its requestedAt `requestedAt` (a bump by someone else
+ * when later than the claim).
+ */
+export const claimedInWaitWindow = (
+  kc: KubeConfig,
+  o: { stuckSince: number; claim: number; requestedAt: number; readyNow?: Condition | undefined },
+) =>
+  ownedPairWith(
+    kc,
+    { ...stuckStatus(o.stuckSince), conditions: [o.readyNow ?? marker(o.claim)] },
+    {
+      annotations: {
+        ...trackingAnnotations(2, o.claim, false),
+        [ANNOTATION_REQUESTED_AT]: new Date(o.requestedAt).toISOString(),
+      },
+    },
+  );
 
 /** detect's and force-drift's history reads: a LIST of one AG at an exact revision. */
 export const historyRead = (clientTag: string): CallMatch => ({

@@ -1,7 +1,19 @@
 // surface-stalled over real HTTP against the real test API server: the only writer of
 // PackageSource Ready.
+// - The PackageSource Ready contract; an AG with no Ready projects Unknown/ArtifactGeneratorNotReady
+//   (parity with the reference driver).
+// - An AG event (docs/adr/0044-recovery-under-load.md): answered from the PackageSource alone when
+//   it is in step with the event's AG; otherwise the AG is read once when the cache is at least as
+//   new as the event, and fresh only when the cache is older; a forged event never causes a write.
+// - One sync per AG at a time (docs/adr/0050-one-sync-per-ag-at-a-time.md), through the
+//   fault-injecting proxy. A call held by the proxy keeps the first delivery's sync running while a
+//   second delivery about the same AG arrives: the second answers "covered" with no call of its
+//   own when the first read its AG version; a newer version waits its turn (no call while the
+//   first runs) and then syncs; a first sync that fails, or that decided on the event's AG alone,
+//   covers nobody.
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ACTION_STALLED,
   APISERVER_UPDATE,
@@ -10,18 +22,24 @@ import {
   REASON_STALLED,
   findCondition,
   formatTimeSeconds,
+  readyOf,
 } from '../../../shared/core/index.js';
 import type {
+  ArtifactGenerator,
   ArtifactGeneratorStatus,
   Condition,
   PackageSource,
 } from '../../../shared/core/objects/types.js';
 import {
   agRefOf,
+  cachedArtifactGeneratorRv,
+  cachedPackageSourceRv,
+  createOwnedPair,
   createPackageSource,
   getPackageSource,
   makePackageSource,
   uniqueName,
+  writeArtifactGeneratorStatus,
   writePackageSourceStatus,
 } from '../../support/apiserver.js';
 import { createAgWithStatus, healthyStatus, stuckStatus } from '../../support/ag-states.js';
@@ -31,9 +49,11 @@ import {
   agResourceEvent as agEvent,
   cloudEvent,
   postEvent,
+  resyncPing,
+  type Answer,
 } from '../../support/http-events.js';
-import { functionFile, trackingAnnotations } from './suite-kit.js';
-import { resyncPing } from '../../support/http-events.js';
+import type { CallMatch, FaultRule } from '../../support/kube-proxy.js';
+import { functionFile, ownedPairWith, trackingAnnotations } from './suite-kit.js';
 import { buildFailed, marker, readyWith, succeeded } from '../../support/conditions.js';
 
 const { T0, kc, suite } = functionFile('surface-stalled');
@@ -249,5 +269,227 @@ describe('surface-stalled: the PackageSource Ready contract', () => {
     expect(
       (await postEvent(s.url, cloudEvent({ type: ACTION_STALLED, data: { name: 'x' } }))).status,
     ).toBe(400);
+  });
+});
+
+describe('surface-stalled: an AG with no Ready condition', () => {
+  it('projects PackageSource Ready Unknown/ArtifactGeneratorNotReady', async () => {
+    const s = await startSurface(new SettableClock(T0 + 5_000));
+    const { name, ag } = await ownedPairWith(kc, {});
+    expect(readyOf(ag)).toBeUndefined();
+    expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'updated' });
+    const ps = await getPackageSource(name, kc);
+    expect(findCondition(ps.status?.conditions, 'Ready')).toMatchObject({
+      status: 'Unknown',
+      reason: 'ArtifactGeneratorNotReady',
+      observedGeneration: ps.metadata?.generation,
+    });
+  });
+});
+
+describe('surface-stalled: an AG event', () => {
+  beforeEach(() => {
+    suite.proxy.clearFaults();
+    suite.proxy.clearCalls();
+  });
+
+  /** An owned AG stuck since T0. */
+  const stuckOwnedAg = async () => (await ownedPairWith(kc, stuckStatus(T0))).ag;
+
+  /** surface-stalled's reads of an AG. */
+  const surfaceAgReads: CallMatch = {
+    clientTag: 'surface-stalled',
+    verb: 'get',
+    resource: 'artifactgenerators',
+  };
+
+  describe('the AG read for an AG event', () => {
+    it.each<[string, (rv: string) => string, number]>([
+      ['the event carries the cached version: one cached read', (rv) => rv, 1],
+      [
+        'the event is older than the cache (a redelivery): one cached read',
+        (rv) => String(BigInt(rv) - 1n),
+        1,
+      ],
+      [
+        'the event is newer than the cache: a fresh read too',
+        (rv) => String(BigInt(rv) + 1000n),
+        2,
+      ],
+      ['the event version is not a number: a fresh read too', () => 'not-a-revision', 2],
+    ])('%s', async (_label, eventRv, reads) => {
+      const ag = await stuckOwnedAg();
+      const s = await suite.startSurfaceStalled(new SettableClock(T0 + 1_000));
+      const rv = ag.metadata?.resourceVersion ?? '';
+      const seen = { ...ag, metadata: { ...ag.metadata, resourceVersion: eventRv(rv) } };
+      // The watch cache catches up with the write first, so the cached read returns `ag` itself.
+      await expect
+        .poll(async () => (await cachedArtifactGeneratorRv(agRefOf(ag), kc)) === rv, {
+          timeout: 5_000,
+        })
+        .toBe(true);
+      suite.proxy.clearCalls();
+      const answer = await postEvent(s.url, agEvent(seen));
+      expect(answer.status).toBe(200);
+      expect(suite.proxy.count(surfaceAgReads)).toBe(reads);
+    });
+  });
+
+  /** A healthy owned pair and a surface-stalled a minute after its build. */
+  async function healthyPairAndSurface() {
+    const { packageSource, ag } = await ownedPairWith(kc, healthyStatus(T0));
+    const s = await suite.startSurfaceStalled(new SettableClock(T0 + 60_000));
+    return { packageSource, ag, s };
+  }
+
+  describe("the event's AG only saves work", () => {
+    it('a forged event (Ready False on a healthy AG): the AG is read, and nothing is written', async () => {
+      const { packageSource, ag, s } = await healthyPairAndSurface();
+      expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'updated' });
+      const name = packageSource.metadata?.name ?? '';
+      const before = await getPackageSource(name, kc);
+      expect(readyOfPs(before)?.status).toBe('True');
+      const forged = {
+        ...ag,
+        status: { ...ag.status, conditions: [buildFailed(T0 + 30_000)] },
+      };
+      suite.proxy.clearCalls();
+      expect((await postEvent(s.url, agEvent(forged))).body).toEqual({ result: 'in-step' });
+      expect(suite.proxy.count(surfaceAgReads)).toBeGreaterThanOrEqual(1);
+      const after = await getPackageSource(name, kc);
+      expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
+    });
+  });
+
+  describe("the event's owner is unverified input", () => {
+    it('an owner that is not a Kubernetes name: the AG is read and decides, no error', async () => {
+      const { packageSource, ag, s } = await healthyPairAndSurface();
+      const owners = (ag.metadata?.ownerReferences ?? []).map((o) => ({
+        ...o,
+        name: 'Not_A_Name',
+      }));
+      const forged = { ...ag, metadata: { ...ag.metadata, ownerReferences: owners } };
+      expect(await postEvent(s.url, agEvent(forged))).toMatchObject({
+        status: 200,
+        body: { result: 'updated' },
+      });
+      const ps = await getPackageSource(packageSource.metadata?.name ?? '', kc);
+      expect(readyOfPs(ps)?.status).toBe('True');
+    });
+  });
+});
+
+describe('surface-stalled: one sync per AG at a time', () => {
+  const HOLD_MS = 1_500;
+
+  beforeEach(() => {
+    suite.proxy.clearFaults();
+    suite.proxy.clearCalls();
+  });
+
+  const surface = (more: Partial<CallMatch> = {}): CallMatch => ({
+    clientTag: 'surface-stalled',
+    ...more,
+  });
+  const psReads = surface({ verb: 'get', resource: 'packagesources' });
+  const agReads = surface({ verb: 'get', resource: 'artifactgenerators' });
+  const psWrites = surface({ verb: 'patch', resource: 'packagesources' });
+
+  /** An owned pair whose AG has `status`, once the watch cache holds its PackageSource. */
+  async function cachedPair(status: ArtifactGeneratorStatus) {
+    const { packageSource, artifactGenerator } = await createOwnedPair({}, kc);
+    const ag = await writeArtifactGeneratorStatus(agRefOf(artifactGenerator), status, kc);
+    const name = packageSource.metadata?.name ?? '';
+    await cacheHolds(name);
+    return { name, ag };
+  }
+
+  async function cacheHolds(name: string): Promise<void> {
+    const rv = (await getPackageSource(name, kc)).metadata?.resourceVersion;
+    await expect.poll(() => cachedPackageSourceRv(name, kc), { timeout: 5_000 }).toBe(rv);
+  }
+
+  /**
+   * Posts `event` with the first `match` call held by `fault` (HOLD_MS), and resolves once that call
+   * has reached the proxy: the delivery's sync is then running.
+   */
+  async function postHeld(
+    url: string,
+    event: Parameters<typeof postEvent>[1],
+    match: CallMatch,
+    fault: FaultRule = { kind: 'slow', delayMs: HOLD_MS },
+  ): Promise<{ answer: Promise<Answer> }> {
+    suite.proxy.addFault({ ...fault, match, times: 1 });
+    const before = suite.proxy.count(match);
+    const answer = postEvent(url, event);
+    await expect.poll(() => suite.proxy.count(match), { timeout: 5_000 }).toBe(before + 1);
+    // In an object: an async function returning a promise would wait for it.
+    return { answer };
+  }
+
+  const start = () => startSurface(new SettableClock(T0 + 60_000));
+
+  it('a second delivery of a version the running sync read answers "covered", with no call of its own', async () => {
+    const s = await start();
+    const { name, ag } = await cachedPair(healthyStatus(T0));
+    const { answer: first } = await postHeld(s.url, agEvent(ag), agReads);
+    const second = postEvent(s.url, agEvent(ag));
+    expect((await first).body).toEqual({ result: 'updated' });
+    expect(await second).toMatchObject({ status: 200, body: { result: 'covered' } });
+    const calls = suite.proxy.callsMatching(surface());
+    expect(calls.map((c) => `${c.verb} ${c.resource} ${c.status}`)).toEqual([
+      'get packagesources 200',
+      'get artifactgenerators 200',
+      'patch packagesources 200',
+    ]);
+    expect(readyOfPs(await getPackageSource(name, kc))?.status).toBe('True');
+  });
+
+  it('a newer version waits its turn without a call, then syncs on it', async () => {
+    const s = await start();
+    const { name, ag } = await cachedPair(healthyStatus(T0));
+    const { answer: first } = await postHeld(s.url, agEvent(ag), psWrites);
+    // The AG fails honestly while the first write is held: a version the first sync did not read.
+    const failed = {
+      ...healthyStatus(T0),
+      conditions: [buildFailed(T0 + 5_000)],
+    };
+    const newer: ArtifactGenerator = await writeArtifactGeneratorStatus(agRefOf(ag), failed, kc);
+    const callsBefore = suite.proxy.count(surface());
+    const second = postEvent(s.url, agEvent(newer));
+    await sleep(300);
+    expect(suite.proxy.count(surface())).toBe(callsBefore);
+    expect((await first).body).toEqual({ result: 'updated' });
+    expect((await second).body).toEqual({ result: 'updated' });
+    expect(readyOfPs(await getPackageSource(name, kc))).toMatchObject({
+      status: 'False',
+      reason: 'BuildFailed',
+    });
+  });
+
+  it('a running sync that fails (its AG read held, then cut) covers nobody: the waiter syncs', async () => {
+    const s = await start();
+    const { name, ag } = await cachedPair(healthyStatus(T0));
+    const cut: FaultRule = { kind: 'timeout', delayMs: HOLD_MS };
+    const { answer: first } = await postHeld(s.url, agEvent(ag), agReads, cut);
+    const second = postEvent(s.url, agEvent(ag));
+    expect((await first).status).toBe(503);
+    expect((await second).body).toEqual({ result: 'updated' });
+    expect(readyOfPs(await getPackageSource(name, kc))?.status).toBe('True');
+  });
+
+  it("a running sync that decided on the event's AG alone covers nobody", async () => {
+    const s = await start();
+    const { name, ag } = await cachedPair(healthyStatus(T0));
+    expect((await postEvent(s.url, agEvent(ag))).body).toEqual({ result: 'updated' });
+    await cacheHolds(name);
+    // An event in step with the PackageSource, claiming a version far ahead (unverified input).
+    const claimed = { ...ag, metadata: { ...ag.metadata, resourceVersion: '999999999' } };
+    suite.proxy.clearCalls();
+    const { answer: first } = await postHeld(s.url, agEvent(claimed), psReads);
+    const second = postEvent(s.url, agEvent(claimed));
+    expect((await first).body).toEqual({ result: 'in-step' });
+    expect((await second).body).toEqual({ result: 'in-step' });
+    expect(suite.proxy.count(psReads)).toBe(2);
   });
 });

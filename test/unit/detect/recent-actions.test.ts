@@ -1,6 +1,6 @@
 // The window in which detect does not emit an action again (docs/adr/0047). The Broker side (one
 // force at the sink for a redelivered event) is proved on the real API server by
-// test/integration/functions/repeated-actions.test.ts.
+// test/integration/functions/detect.test.ts.
 
 import { describe, expect, it } from 'vitest';
 import { createRecentActions, REPEAT_WINDOW_MS } from '../../../functions/detect/recent-actions.js';

@@ -1,7 +1,7 @@
 // The process's memory of AG previous versions (docs/adr/0045): what it keeps, for how many, and
 // that concurrent asks share one read. The API server side (one request per revision across
 // redeliveries and sweeps) is proved on the real API server by
-// test/integration/functions/kept-history.test.ts; here the reads are counted by a stand-in.
+// test/integration/functions/history.test.ts; here the reads are counted by a stand-in.
 
 import { describe, expect, it } from 'vitest';
 import type { AgRef } from '../../../shared/core/objects/types.js';

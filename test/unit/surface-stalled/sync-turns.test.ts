@@ -1,5 +1,5 @@
 // One sync per AG at a time (ADR 50): the turns, and when a finished sync covers a waiting one.
-// What it saves against the real API server: test/integration/functions/sync-turns.test.ts.
+// What it saves against the real API server: test/integration/functions/surface-stalled.test.ts.
 
 import { describe, expect, it } from 'vitest';
 import {

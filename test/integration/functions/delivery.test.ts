@@ -1,14 +1,14 @@
-// Deadlines and the sweep's budget (docs/adr/0057-delivery-deadline-and-sweep-resume.md), over real
-// HTTP against the real test API server through the recording, faulting proxy:
+// The deadline of a delivery and the sweep's budget (shared/runtime/delivery-deadlines.ts,
+// docs/adr/0057-delivery-deadline-and-sweep-resume.md), over real HTTP against the real test API
+// server through the recording, faulting proxy:
 // - a delivery whose API call is held past its deadline (on the function's clock) answers 503 at
 //   once, and nothing it would write afterwards is sent: force-drift, whose owner read fails open
 //   into a claim (ADR 44), writes nothing; the AG keeps its resourceVersion;
 // - a client that closes the connection (the Broker giving up) aborts the handler the same way;
 // - surface-stalled's wait for another sync of the same AG ends with the deadline;
 // - detect's sweep budget runs on the monotonic clock: a wall-clock step neither cuts nor stretches
-//   it;
-// - an incomplete sweep's redelivery lists only the pages it had not done, and an expired continue
-//   token (410) starts over from the first page.
+//   it.
+// The resume of an incomplete sweep (the same ADR) is detect's: detect.test.ts.
 
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,12 +31,11 @@ import {
   resyncPing,
   type Answer,
 } from '../../support/http-events.js';
-import type { CallMatch, ProxyCall } from '../../support/kube-proxy.js';
+import type { CallMatch } from '../../support/kube-proxy.js';
 import { deleteAlarm } from '../../support/recovery-alarm.js';
-import { functionFile } from './suite-kit.js';
+import { functionFile, GRACE_MS } from './suite-kit.js';
 
-const { T0, kc, suite, ...file } = functionFile('deadline');
-const GRACE_MS = 30_000; // testConfig's time rule
+const { T0, kc, suite, ...file } = functionFile('delivery');
 /** The function suites' default: DELIVERY_TIMEOUT_SECONDS 300, less the 10 s margin. */
 const DEADLINE_MS = testConfig().deliveryDeadlineMs;
 /** Longer than the adapter's per-request timeout in the suites (5 s): a cut call is not why. */
@@ -193,61 +192,5 @@ describe("detect: the sweep's budget runs on the monotonic clock", () => {
     step = -3_600_000;
     expect(await answer).toMatchObject({ status: 503, body: { result: 'sweep-budget' } });
     expect(file.forcesFor(stuck)).toHaveLength(0);
-  });
-});
-
-describe("detect: an incomplete sweep's redelivery resumes after the pages it has done", () => {
-  const lists: CallMatch = { clientTag: 'detect', verb: 'list', resource: 'artifactgenerators' };
-  /** The `n`th list with a continue token from now on (1-based). */
-  const nthContinued = (n: number): CallMatch => {
-    let seen = 0;
-    return {
-      ...lists,
-      where: (c) => (c as ProxyCall).path.includes('continue=') && ++seen === n,
-    };
-  };
-  const continued = (c: ProxyCall) => c.path.includes('continue=');
-
-  /** Five healthy AGs (three pages of 2), a detect, and a first sweep that fails on page 3. */
-  async function incompleteSweep() {
-    const { d } = await file.detectOnEmptyCluster(T0 + GRACE_MS + 1_000);
-    const paged = await suite.startDetect(new SettableClock(T0 + GRACE_MS + 1_000), {
-      env: { SWEEP_PAGE_SIZE: '2' },
-    });
-    await d.close();
-    for (let i = 0; i < 5; i++) await createAgWithStatus(kc, healthyStatus(T0));
-    suite.proxy.addFault({ kind: 'status', status: 500, match: nthContinued(2), times: 1 });
-    const ping = resyncPing();
-    expect(await postEvent(paged.url, ping)).toMatchObject({
-      status: 503,
-      body: { result: 'sweep-list-failed' },
-    });
-    expect(suite.proxy.callsMatching(lists).map((c) => c.status)).toEqual([200, 200, 500]);
-    suite.proxy.clearCalls();
-    return { url: paged.url, ping };
-  }
-
-  it('the redelivery lists only the page that failed: 1 list instead of 3', async () => {
-    const { url, ping } = await incompleteSweep();
-    expect(await postEvent(url, ping)).toMatchObject({ status: 200, body: { result: 'swept' } });
-    const calls = suite.proxy.callsMatching(lists);
-    expect(calls.map((c) => [continued(c), c.status])).toEqual([[true, 200]]);
-    // A new ping (another id) sweeps from the first page.
-    suite.proxy.clearCalls();
-    expect(await postEvent(url, resyncPing())).toMatchObject({ status: 200 });
-    expect(suite.proxy.count(lists)).toBe(3);
-  });
-
-  it('an expired continue token (410): the redelivery starts over from the first page', async () => {
-    const { url, ping } = await incompleteSweep();
-    suite.proxy.addFault({ kind: 'status', status: 410, match: nthContinued(1), times: 1 });
-    expect(await postEvent(url, ping)).toMatchObject({ status: 200, body: { result: 'swept' } });
-    const calls = suite.proxy.callsMatching(lists);
-    expect(calls.map((c) => [continued(c), c.status])).toEqual([
-      [true, 410],
-      [false, 200],
-      [true, 200],
-      [true, 200],
-    ]);
   });
 });

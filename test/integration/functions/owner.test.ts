@@ -1,4 +1,6 @@
-// The owner must be the owner (issue 32, docs/adr/0053): a tenant who may create AGs in its own
+// The owner PackageSource of an AG (shared/core/packagesource/owner.ts,
+// shared/recovery/owner-refusal.ts), over real HTTP against the real test API server.
+// The owner must be the owner (docs/adr/0053): a tenant who may create AGs in its own
 // namespace writes any controller ownerReference it likes. The tenant's AGs here are created by
 // the tenant identity (support/tenant-identity.ts), so the API server's RBAC decides what it can
 // shape; surface-stalled and force-drift run as their own ServiceAccounts. A forged owner (a
@@ -6,17 +8,23 @@
 // the platform PackageSource untouched (resourceVersion and conditions), while the tenant's AG is
 // recovered as a plain Flux AG and a PackageSourceOwnerRefused Event on it says why. The genuine
 // pair (the AG in cozy-system, named like its PackageSource, with its uid) is still mirrored.
+// A PackageSource being deleted (docs/adr/0020, parity with the reference driver) is left alone
+// and its AG is not forced. force-drift's read of the owner under the first-install storm
+// (docs/adr/0044-recovery-under-load.md): a transient failure fails open (the force still
+// happens, warned once per process), a refusal still stops it.
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   ACTION_FORCE,
   ACTION_STALLED,
   ANNOTATION_ATTEMPTS,
+  ANNOTATION_REQUESTED_AT,
   REASON_AWAITING,
   REASON_FORCED,
   REASON_STALLED,
   findCondition,
   readyOf,
+  requestedAtFor,
   type ArtifactGenerator,
   type PackageSource,
 } from '../../../shared/core/index.js';
@@ -46,10 +54,18 @@ import {
 } from '../../support/http-events.js';
 import { listEventsAbout } from '../../support/kube-events.js';
 import { tenantKubeConfig } from '../../support/tenant-identity.js';
+import type { StartOptions } from '../../support/function-suite.js';
+import type { CallMatch } from '../../support/kube-proxy.js';
 import { marker } from '../../support/conditions.js';
-import { functionFile, trackingAnnotations } from './suite-kit.js';
+import {
+  capturingLogger,
+  functionFile,
+  GRACE_MS,
+  ownedPairWith,
+  trackingAnnotations,
+} from './suite-kit.js';
 
-const { T0, kc, suite } = functionFile('owner-trust');
+const { T0, kc, suite } = functionFile('owner');
 
 /** The Event reason of a refused owner (spelled out: the test must run against the old code). */
 const REFUSED = 'PackageSourceOwnerRefused';
@@ -336,6 +352,129 @@ describe('(3) the genuine pair is still mirrored', () => {
     expect((await postEvent(fd.url, actionEvent(ACTION_FORCE, ag, 0, T0))).body).toEqual({
       result: 'owner-deleting',
     });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+  });
+});
+
+describe('an owner PackageSource being deleted', () => {
+  /** A PackageSource held by a finalizer and deleted, and an AG it controls in `status`. */
+  async function deletingPair(
+    status: Parameters<typeof createAgWithStatus>[1],
+    annotations?: Record<string, string>,
+  ) {
+    const { name, ag } = await ownedPairWith(kc, status, {
+      finalizers: [HOLD],
+      ...(annotations ? { annotations } : {}),
+    });
+    held.push(name);
+    await customObjects(kc).deleteClusterCustomObject({ ...PS_API, name });
+    const ps = await getPackageSource(name, kc);
+    expect(ps.metadata?.deletionTimestamp).toBeTruthy();
+    return { name, ag, ps };
+  }
+  const forceOf = (ag: ArtifactGenerator, attempts = 0) =>
+    actionEvent(ACTION_FORCE, ag, attempts, T0);
+
+  it('its AG is not forced: force-drift writes nothing', async () => {
+    const fd = await suite.startForceDrift(new SettableClock(T0 + 31_000));
+    const { ag } = await deletingPair(stuckStatus(T0));
+    expect(await postEvent(fd.url, forceOf(ag))).toMatchObject({
+      status: 200,
+      body: { result: 'owner-deleting' },
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+    expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBeUndefined();
+    expect(readyOf(after)?.reason).not.toBe(REASON_FORCED);
+  });
+
+  it('an interrupted force of ours is not finished either', async () => {
+    const claim = T0 - 20_000;
+    const fd = await suite.startForceDrift(new SettableClock(T0));
+    const { ag } = await deletingPair(
+      { ...stuckStatus(T0 - 120_000), conditions: [marker(claim)] },
+      trackingAnnotations(1, claim, false),
+    );
+    expect((await postEvent(fd.url, forceOf(ag, 1))).body).toEqual({
+      result: 'owner-deleting',
+    });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
+    expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBeUndefined();
+  });
+
+  it('the same AG is forced while its PackageSource is not being deleted (control)', async () => {
+    const fd = await suite.startForceDrift(new SettableClock(T0 + 31_000));
+    const { ag } = await ownedPairWith(kc, stuckStatus(T0));
+    expect((await postEvent(fd.url, forceOf(ag))).body).toEqual({ result: 'forced' });
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
+  });
+
+  it('surface-stalled writes nothing to it, on an AG event or a resync', async () => {
+    const s = await suite.startSurfaceStalled(new SettableClock(T0 + 31_000));
+    const { name, ag, ps } = await deletingPair(stuckStatus(T0));
+    expect(await postEvent(s.url, agResourceEvent(ag))).toMatchObject({
+      status: 200,
+      body: { result: 'left-alone' },
+    });
+    expect((await postEvent(s.url, resyncPing())).status).toBe(200);
+    const after = await getPackageSource(name, kc);
+    expect(after.metadata?.resourceVersion).toBe(ps.metadata?.resourceVersion);
+    expect(findCondition(after.status?.conditions, 'Ready')).toBeUndefined();
+  });
+});
+
+describe('force-drift: the owner PackageSource read', () => {
+  beforeEach(() => {
+    suite.proxy.clearFaults();
+    suite.proxy.clearCalls();
+  });
+
+  const ownerRead: CallMatch = {
+    clientTag: 'force-drift',
+    verb: 'get',
+    resource: 'packagesources',
+  };
+  /** An owned AG stuck since T0 (past the time rule's grace at T0 + GRACE_MS + 1 s). */
+  const stuckOwnedAg = async () => (await ownedPairWith(kc, stuckStatus(T0))).ag;
+  const now = T0 + GRACE_MS + 1_000;
+  const forced = { status: 200, body: { result: 'forced' } };
+  /** Starts force-drift at `now` with every owner read answered `status`; it posts a first force. */
+  async function ownerReadAnswers(status: number, opts: StartOptions = {}) {
+    const f = await suite.startForceDrift(new SettableClock(now), opts);
+    suite.proxy.addFault({ kind: 'status', status, match: ownerRead });
+    return (ag: ArtifactGenerator) => postEvent(f.url, actionEvent(ACTION_FORCE, ag, 0, now));
+  }
+
+  it('fails transiently (500): the force still happens, claimed, marked and bumped', async () => {
+    const ag = await stuckOwnedAg();
+    const force = await ownerReadAnswers(500);
+    expect(await force(ag)).toMatchObject(forced);
+    expect(suite.proxy.count(ownerRead)).toBe(1);
+    const after = await getArtifactGenerator(agRefOf(ag), kc);
+    expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
+    expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(requestedAtFor(now));
+    expect(readyOf(after)?.reason).toBe(REASON_FORCED);
+  });
+
+  it('fails transiently on two forces in one process: one warn line, then debug', async () => {
+    const { logger, logs } = capturingLogger('force-drift');
+    const force = await ownerReadAnswers(500, { logger });
+    for (const ag of [await stuckOwnedAg(), await stuckOwnedAg()]) {
+      expect(await force(ag)).toMatchObject(forced);
+    }
+    const unreadable = logs.records.filter((l) =>
+      l.msg.startsWith('owner PackageSource unreadable'),
+    );
+    expect(unreadable.map((l) => l.level)).toEqual(['warn', 'debug']);
+  });
+
+  it('is forbidden (403): the force stops, nothing written', async () => {
+    const ag = await stuckOwnedAg();
+    const force = await ownerReadAnswers(403);
+    expect((await force(ag)).status).toBe(500);
     const after = await getArtifactGenerator(agRefOf(ag), kc);
     expect(after.metadata?.resourceVersion).toBe(ag.metadata?.resourceVersion);
   });
