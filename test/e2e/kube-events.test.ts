@@ -1,6 +1,6 @@
 // End-to-end: the Kubernetes Events an operator reads with `kubectl describe artifactgenerator`
 // (issue 15), listed on the real API server after whole recovery cycles. Each scenario prints the
-// Events section as kubectl describe would (the README's "Operate" excerpts come from here).
+// Events section as kubectl describe would (docs/operations.md's "Events" excerpts come from here).
 
 import { describe, expect, it } from 'vitest';
 import { REPORTING_CONTROLLER } from '../../shared/core/index.js';

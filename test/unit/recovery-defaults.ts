@@ -1,4 +1,4 @@
-// The recovery settings an empty environment gives (README.md and docs/operations.md document all
+// The recovery settings an empty environment gives (docs/operations.md documents all
 // but the fixed clock-skew allowance): written out here, not taken from the product, so that a
 // changed default fails a test.
 
