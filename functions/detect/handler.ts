@@ -28,16 +28,20 @@ import { agEventKind, refFromEventData } from '../../shared/runtime/ag-cloudeven
 import { readLostWriteSignal } from '../../shared/recovery/ag-history.js';
 import type { DetectDeps } from './deps.js';
 import { emitAction } from './emit-action.js';
-import { evaluate } from './evaluate.js';
+import { evaluate, type Evaluation } from './evaluate.js';
 import { COVERED_BY_REDELIVERY, COVERED_BY_RESYNC } from './follow-up-cover.js';
 import { formatTimeNano } from '../../shared/core/codecs/time.js';
 import { sweep } from './sweep.js';
 
-export async function handleDetect(
+/**
+ * Answers synchronously when the event needs no I/O (a healthy AG, an ignored or malformed event:
+ * the no-op path, bench P3), with a promise otherwise.
+ */
+export function handleDetect(
   event: IncomingEvent,
   log: Logger,
   deps: DetectDeps,
-): Promise<Outcome> {
+): Outcome | Promise<Outcome> {
   switch (event.type) {
     case APISERVER_ADD:
     case APISERVER_UPDATE:
@@ -57,11 +61,11 @@ export async function handleDetect(
   }
 }
 
-async function onObjectEvent(
+function onObjectEvent(
   event: IncomingEvent,
   log: Logger,
   deps: DetectDeps,
-): Promise<Outcome> {
+): Outcome | Promise<Outcome> {
   const kind = agEventKind(event);
   if (kind === 'other') return ignored('other-kind');
   const parsed = parseArtifactGenerator(event.data);
@@ -89,37 +93,73 @@ async function onRefEvent(event: IncomingEvent, log: Logger, deps: DetectDeps): 
   return onArtifactGenerator(ag, log, deps);
 }
 
-async function onArtifactGenerator(
+function onArtifactGenerator(
   ag: ArtifactGenerator,
   log: Logger,
   deps: DetectDeps,
-): Promise<Outcome> {
+): Outcome | Promise<Outcome> {
   const now = deps.clock.now();
-  let evaluation = evaluate(ag, now, deps);
-  // Set when the history read failed transiently: the decision goes on without the signal (the
-  // time rule, its follow-up armed), and only the answer asks for a redelivery that may see it.
-  let historyTrouble = false;
-  if (needsHistory(evaluation.decision)) {
-    // Outputs saved and Ready Unknown: an honest build in progress, or a lost Ready write. The
-    // AG's previous version tells them apart (one read).
-    const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
-    const reading = await readLostWriteSignal(deps.previousVersions, ag, agLog);
-    deps.notices.reportGap(reading, agLog);
-    if (reading.signals.lostWrite) evaluation = evaluate(ag, now, deps, reading.signals);
-    historyTrouble = reading.gap === 'transient';
-  }
-  if (evaluation.action === undefined && evaluation.nextCheck === null) {
-    // The no-op path: no API call, no emit, no child logger.
-    log.debug(
-      {
-        namespace: ag.metadata?.namespace,
-        name: ag.metadata?.name,
-        decision: evaluation.decision.kind,
-      },
-      'nothing to do',
-    );
-    return historyTrouble ? retryLater('history') : handled(evaluation.decision.kind);
-  }
+  const evaluation = evaluate(ag, now, deps);
+  if (needsHistory(evaluation.decision)) return withHistory(ag, evaluation, now, log, deps);
+  if (isNoOp(evaluation)) return noOp(ag, evaluation, log, false);
+  return act(ag, evaluation, now, log, deps, false);
+}
+
+/**
+ * Outputs saved and Ready Unknown: an honest build in progress, or a lost Ready write. The AG's
+ * previous version tells them apart (one read). A transient failure of that read leaves the
+ * decision without the signal (the time rule, its follow-up armed), and only the answer asks for
+ * a redelivery that may see it.
+ */
+async function withHistory(
+  ag: ArtifactGenerator,
+  timeRule: Evaluation,
+  now: number,
+  log: Logger,
+  deps: DetectDeps,
+): Promise<Outcome> {
+  const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
+  const reading = await readLostWriteSignal(deps.previousVersions, ag, agLog);
+  deps.notices.reportGap(reading, agLog);
+  const evaluation = reading.signals.lostWrite
+    ? evaluate(ag, now, deps, reading.signals)
+    : timeRule;
+  const historyTrouble = reading.gap === 'transient';
+  if (isNoOp(evaluation)) return noOp(ag, evaluation, log, historyTrouble);
+  return act(ag, evaluation, now, log, deps, historyTrouble);
+}
+
+function isNoOp(evaluation: Evaluation): boolean {
+  return evaluation.action === undefined && evaluation.nextCheck === null;
+}
+
+/** The no-op path: no API call, no emit, no child logger. */
+function noOp(
+  ag: ArtifactGenerator,
+  evaluation: Evaluation,
+  log: Logger,
+  historyTrouble: boolean,
+): Outcome {
+  log.debug(
+    {
+      namespace: ag.metadata?.namespace,
+      name: ag.metadata?.name,
+      decision: evaluation.decision.kind,
+    },
+    'nothing to do',
+  );
+  return historyTrouble ? retryLater('history') : handled(evaluation.decision.kind);
+}
+
+/** Emits the action that is due (if any) and arms the follow-up (if one is due later). */
+async function act(
+  ag: ArtifactGenerator,
+  evaluation: Evaluation,
+  now: number,
+  log: Logger,
+  deps: DetectDeps,
+  historyTrouble: boolean,
+): Promise<Outcome> {
   const agLog = log.child({ namespace: ag.metadata?.namespace, name: ag.metadata?.name });
   await emitAction(ag, evaluation, now, deps, agLog);
   if (evaluation.nextCheck !== null) {

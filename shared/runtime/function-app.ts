@@ -9,7 +9,7 @@ import { outcomeForError, retryLater, type Outcome } from './outcome.js';
 import type { Clock } from './clock.js';
 import { ClientClosedError, DeliveryControl, inDelivery } from './delivery.js';
 import { deliveryDeadlines, type DeliveryDeadlines } from './delivery-deadlines.js';
-import type { SenderAuth } from './sender-auth.js';
+import type { SenderAuth, SenderCheckResult } from './sender-auth.js';
 
 /** Large enough for a real ArtifactGenerator with managedFields in the event data. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -20,7 +20,11 @@ export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
  */
 export type DepsGiven<Deps, Kept extends keyof Deps> = Omit<Deps, Kept> & Partial<Pick<Deps, Kept>>;
 
-export type EventHandler = (event: IncomingEvent, log: Logger) => Promise<Outcome>;
+/**
+ * A function's handler. It may answer synchronously when it needs no I/O (detect's no-op path):
+ * that delivery then arms no deadline and no close listener, and runs no promise (bench P3).
+ */
+export type EventHandler = (event: IncomingEvent, log: Logger) => Outcome | Promise<Outcome>;
 
 export interface FunctionAppOptions {
   readonly logger: Logger;
@@ -60,6 +64,16 @@ export function createFunctionApp(opts: FunctionAppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
+  // POST / first: every CloudEvent matches the first route, not the third (bench P3).
+  app.post(
+    '/',
+    ...senderCheck(opts),
+    express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES }),
+    (req: Request, res: Response) => {
+      handleEvent(req, res, opts, deadlines);
+    },
+  );
+
   app.get('/health/liveness', (_req, res) => {
     res.status(200).json({ status: 'ok' });
   });
@@ -67,15 +81,6 @@ export function createFunctionApp(opts: FunctionAppOptions): express.Express {
     const ready = opts.isReady?.() ?? true;
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not-ready' });
   });
-
-  app.post(
-    '/',
-    ...senderCheck(opts),
-    express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES }),
-    (req: Request, res: Response) => {
-      void handleEvent(req, res, opts, deadlines);
-    },
-  );
 
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: 'not found' });
@@ -109,34 +114,48 @@ function senderCheck(opts: FunctionAppOptions): express.RequestHandler[] {
   if (auth === undefined) return [];
   return [
     (req: Request, res: Response, next: NextFunction) => {
-      void auth.check(req.headers).then(
-        (result) => {
-          if (result.ok) {
-            next();
-            return;
-          }
-          const fields = {
-            status: result.status,
-            reason: result.reason,
-            ...(result.errorKind !== undefined ? { errorKind: result.errorKind } : {}),
-          };
-          if (result.status === 503) opts.logger.warn(fields, 'sender check failed');
-          else opts.logger.warn(fields, 'rejected sender');
-          if (result.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
-          res.status(result.status).json({ error: result.reason });
-        },
+      let result: SenderCheckResult | Promise<SenderCheckResult>;
+      try {
+        result = auth.check(req.headers);
+      } catch (e) {
+        next(e);
+        return;
+      }
+      // A kept verdict answers at once: the warm path runs no promise (bench P3).
+      if (!(result instanceof Promise)) {
+        admit(result, res, next, opts.logger);
+        return;
+      }
+      void result.then(
+        (r) => admit(r, res, next, opts.logger),
         (e: unknown) => next(e),
       );
     },
   ];
 }
 
-async function handleEvent(
+function admit(result: SenderCheckResult, res: Response, next: NextFunction, logger: Logger): void {
+  if (result.ok) {
+    next();
+    return;
+  }
+  const fields = {
+    status: result.status,
+    reason: result.reason,
+    ...(result.errorKind !== undefined ? { errorKind: result.errorKind } : {}),
+  };
+  if (result.status === 503) logger.warn(fields, 'sender check failed');
+  else logger.warn(fields, 'rejected sender');
+  if (result.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+  res.status(result.status).json({ error: result.reason });
+}
+
+function handleEvent(
   req: Request,
   res: Response,
   opts: FunctionAppOptions,
   deadlines: DeliveryDeadlines | undefined,
-): Promise<void> {
+): void {
   const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   let event: IncomingEvent;
   try {
@@ -157,6 +176,33 @@ async function handleEvent(
   // timer per delivery (delivery-deadlines.ts): on the no-op path they cost more than the rest of
   // the delivery (bench P3).
   const delivery = new DeliveryControl();
+  let answer: Outcome | Promise<Outcome>;
+  try {
+    answer = inDelivery(delivery, () => opts.handle(event, log));
+  } catch (error) {
+    answer = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+  // A handler that answered without waiting for anything is done: no deadline to arm, nothing
+  // to listen for, no promise to run.
+  if (!(answer instanceof Promise)) {
+    respond(res, answer);
+    return;
+  }
+  void awaitDelivery(answer, res, opts, deadlines, delivery, log);
+}
+
+/**
+ * A delivery whose handler waits for I/O: its deadline and its client's close are armed at once
+ * (before any of that I/O can answer), and whichever ends first answers.
+ */
+async function awaitDelivery(
+  answer: Promise<Outcome>,
+  res: Response,
+  opts: FunctionAppOptions,
+  deadlines: DeliveryDeadlines | undefined,
+  delivery: DeliveryControl,
+  log: Logger,
+): Promise<void> {
   let ended = false;
   const onClose = (): void => {
     if (!res.writableFinished) abort(new ClientClosedError());
@@ -177,9 +223,7 @@ async function handleEvent(
         'delivery aborted',
       );
     }
-    if (!res.headersSent && !res.destroyed) {
-      res.status(outcome.status).json({ result: outcome.result });
-    }
+    respond(res, outcome);
   };
   const abort = (reason: Error): void => {
     if (ended) return;
@@ -191,7 +235,7 @@ async function handleEvent(
   res.once('close', onClose);
   let outcome: Outcome;
   try {
-    outcome = await inDelivery(delivery, async () => opts.handle(event, log));
+    outcome = await answer;
   } catch (error) {
     if (ended) return;
     outcome = outcomeForError(error);
@@ -199,6 +243,12 @@ async function handleEvent(
     log[level]({ result: outcome.result, err: errorSummary(error) }, 'event failed');
   }
   end(outcome);
+}
+
+function respond(res: Response, outcome: Outcome): void {
+  if (!res.headersSent && !res.destroyed) {
+    res.status(outcome.status).json({ result: outcome.result });
+  }
 }
 
 /** A delivery that ended before its handler: retryable, so the Broker redelivers it. */

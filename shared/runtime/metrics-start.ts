@@ -10,7 +10,7 @@ import { isKubeError } from '../kube/errors.js';
 import type { FunctionConfig } from './env.js';
 import type { Logger } from './logger.js';
 import { deliveryOutcome, isPolicyDenial, noopMetrics, type Metrics } from './metrics.js';
-import type { SenderAuth } from './sender-auth.js';
+import type { SenderAuth, SenderCheckResult } from './sender-auth.js';
 
 export async function startMetrics(
   fn: string,
@@ -93,14 +93,17 @@ function isWrite(key: string | symbol): boolean {
  */
 export function countingRefusals(auth: SenderAuth, metrics: Metrics): SenderAuth {
   if (metrics === noopMetrics) return auth;
+  const counted = (result: SenderCheckResult): SenderCheckResult => {
+    if (!result.ok && result.status !== 503) metrics.refused('unauthenticated');
+    return result;
+  };
   return {
     get reviews() {
       return auth.reviews;
     },
-    async check(headers) {
-      const result = await auth.check(headers);
-      if (!result.ok && result.status !== 503) metrics.refused('unauthenticated');
-      return result;
+    check(headers) {
+      const result = auth.check(headers);
+      return result instanceof Promise ? result.then(counted) : counted(result);
     },
   };
 }
