@@ -263,6 +263,8 @@ export function cacheUntil(claims: UnverifiedClaims, nowMs: number, maxTtlMs: nu
  */
 export class ExpiringLru<V> {
   readonly #entries = new Map<string, { value: V; until: number }>();
+  /** The most recently used key: a hit on it needs no reordering (one token, many deliveries). */
+  #newest: string | undefined;
 
   constructor(readonly maxEntries: number) {
     if (!Number.isInteger(maxEntries) || maxEntries < 1) {
@@ -277,9 +279,15 @@ export class ExpiringLru<V> {
   get(key: string, nowMs: number): V | undefined {
     const e = this.#entries.get(key);
     if (e === undefined) return undefined;
-    this.#entries.delete(key);
-    if (e.until <= nowMs) return undefined;
-    this.#entries.set(key, e);
+    if (e.until <= nowMs) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    if (key !== this.#newest) {
+      this.#entries.delete(key);
+      this.#entries.set(key, e);
+      this.#newest = key;
+    }
     return e.value;
   }
 
@@ -287,6 +295,7 @@ export class ExpiringLru<V> {
     this.#entries.delete(key);
     if (untilMs <= nowMs) return;
     this.#entries.set(key, { value, until: untilMs });
+    this.#newest = key;
     while (this.#entries.size > this.maxEntries) {
       const oldest = this.#entries.keys().next();
       if (oldest.done === true) break;

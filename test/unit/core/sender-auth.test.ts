@@ -256,6 +256,44 @@ describe('ExpiringLru and cacheUntil', () => {
     );
   });
 
+  it('answers as a plain least-recently-used list would, whatever the gets and sets', () => {
+    // The model: keys oldest first; a hit or a set moves its key to the end.
+    type Op = readonly ['get' | 'set', string, number];
+    const op = fc.tuple(
+      fc.constantFrom('get' as const, 'set' as const),
+      fc.constantFrom('a', 'b', 'c', 'd'),
+      // Mostly long lives, so entries are evicted by their use, not only by their time.
+      fc.oneof(fc.nat(5), fc.integer({ min: 50, max: 200 })),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), (ops: readonly Op[]) => {
+        const c = new ExpiringLru<number>(3);
+        const model: { key: string; value: number; until: number }[] = [];
+        ops.forEach(([kind, key, n], i) => {
+          const now = i;
+          const at = model.findIndex((e) => e.key === key);
+          if (kind === 'set') {
+            if (at >= 0) model.splice(at, 1);
+            if (now + n > now) model.push({ key, value: i, until: now + n });
+            while (model.length > 3) model.shift();
+            c.set(key, i, now + n, now);
+            return;
+          }
+          let want: number | undefined;
+          if (at >= 0) {
+            const [e] = model.splice(at, 1);
+            if (e !== undefined && e.until > now) {
+              model.push(e);
+              want = e.value;
+            }
+          }
+          expect(c.get(key, now)).toBe(want);
+        });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('a verdict lives until the token expires, capped', () => {
     expect(cacheUntil({ expMs: 5000, audiences: [] }, 1000, 60_000)).toBe(5000);
     expect(cacheUntil({ expMs: 500_000, audiences: [] }, 1000, 60_000)).toBe(61_000);
