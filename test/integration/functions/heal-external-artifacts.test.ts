@@ -104,14 +104,19 @@ async function healWithEaDeleted(env: Record<string, string> = {}) {
   return world;
 }
 
-/** source-watcher's server-side apply of the object and its status (manager source-watcher). */
+/**
+ * source-watcher's server-side apply of an ExternalArtifact and its status (manager
+ * source-watcher, as reconcileExternalArtifact does): `name` (the AG's by default) in `namespace`
+ * (NS by default); `forceStatus: false` leaves a field another manager owns to it (a conflict).
+ */
 async function applyAsSourceWatcher(
   ag: ArtifactGenerator,
   digest: string,
+  opts: { namespace?: string; name?: string; forceStatus?: boolean } = {},
 ): Promise<ExternalArtifact> {
-  const name = ag.metadata?.name ?? '';
-  const base = { ...EA, namespace: NS, name, fieldManager: 'source-watcher' };
-  const meta = { name, namespace: NS };
+  const namespace = opts.namespace ?? NS;
+  const name = opts.name ?? ag.metadata?.name ?? '';
+  const base = { ...EA, namespace, name, fieldManager: 'source-watcher' };
   await raw.patchNamespacedCustomObject(
     {
       ...base,
@@ -120,7 +125,8 @@ async function applyAsSourceWatcher(
         apiVersion: 'source.toolkit.fluxcd.io/v1',
         kind: EA_KIND,
         metadata: {
-          ...meta,
+          name,
+          namespace,
           labels: {
             [LABEL_MANAGED_BY]: 'source-watcher',
             [LABEL_GENERATOR]: ag.metadata?.uid ?? '',
@@ -130,8 +136,8 @@ async function applyAsSourceWatcher(
           sourceRef: {
             apiVersion: 'source.extensions.fluxcd.io/v1beta1',
             kind: 'ArtifactGenerator',
-            name,
-            namespace: NS,
+            name: ag.metadata?.name ?? '',
+            namespace,
           },
         },
       },
@@ -139,26 +145,27 @@ async function applyAsSourceWatcher(
     apply,
   );
   return (await raw.patchNamespacedCustomObjectStatus(
-    {
-      ...base,
-      force: true,
-      body: {
-        apiVersion: 'source.toolkit.fluxcd.io/v1',
-        kind: EA_KIND,
-        metadata: meta,
-        status: {
-          artifact: {
-            digest,
-            revision: 'latest@sha256:1',
-            path: `externalartifact/${NS}/${name}/a.tar.gz`,
-            url: `http://source-watcher/${name}.tar.gz`,
-            lastUpdateTime: '2026-12-01T10:00:00Z',
-          },
-        },
-      },
-    },
+    { ...base, force: opts.forceStatus ?? true, body: eaStatusBody(namespace, name, digest) },
     apply,
   )) as ExternalArtifact;
+}
+
+/** An ExternalArtifact's status as source-watcher writes it: an artifact with `digest`. */
+function eaStatusBody(namespace: string, name: string, digest: string) {
+  return {
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind: EA_KIND,
+    metadata: { name, namespace },
+    status: {
+      artifact: {
+        digest,
+        revision: 'latest@sha256:1',
+        path: `externalartifact/${namespace}/${name}/a.tar.gz`,
+        url: `http://source-watcher/${name}.tar.gz`,
+        lastUpdateTime: '2026-12-01T10:00:00Z',
+      },
+    },
+  };
 }
 
 async function patchDigestAsKubectl(
@@ -490,60 +497,16 @@ describe("heal-external-artifacts: a tenant's AGs and ExternalArtifacts", () => 
   }
 
   /** source-watcher's server-side apply of `name` in TENANT_NS and its status (reconcileExternalArtifact). */
-  async function applyTenantEa(
+  function applyTenantEa(
     ag: ArtifactGenerator,
     name: string,
     digest: string,
   ): Promise<ExternalArtifact> {
-    const base = { ...EA, namespace: TENANT_NS, name, fieldManager: 'source-watcher' };
-    const meta = { name, namespace: TENANT_NS };
-    await raw.patchNamespacedCustomObject(
-      {
-        ...base,
-        force: true,
-        body: {
-          apiVersion: 'source.toolkit.fluxcd.io/v1',
-          kind: EA_KIND,
-          metadata: {
-            ...meta,
-            labels: {
-              [LABEL_MANAGED_BY]: 'source-watcher',
-              [LABEL_GENERATOR]: ag.metadata?.uid ?? '',
-            },
-          },
-          spec: {
-            sourceRef: {
-              apiVersion: 'source.extensions.fluxcd.io/v1beta1',
-              kind: 'ArtifactGenerator',
-              name: ag.metadata?.name ?? '',
-              namespace: TENANT_NS,
-            },
-          },
-        },
-      },
-      apply,
-    );
-    return (await raw.patchNamespacedCustomObjectStatus(
-      { ...base, force: false, body: statusBody(name, digest) },
-      apply,
-    )) as ExternalArtifact;
+    return applyAsSourceWatcher(ag, digest, { namespace: TENANT_NS, name, forceStatus: false });
   }
 
   function statusBody(name: string, digest: string) {
-    return {
-      apiVersion: 'source.toolkit.fluxcd.io/v1',
-      kind: EA_KIND,
-      metadata: { name, namespace: TENANT_NS },
-      status: {
-        artifact: {
-          digest,
-          revision: 'latest@sha256:1',
-          path: `externalartifact/${TENANT_NS}/${name}/a.tar.gz`,
-          url: `http://source-watcher/${name}.tar.gz`,
-          lastUpdateTime: '2026-12-01T10:00:00Z',
-        },
-      },
-    };
+    return eaStatusBody(TENANT_NS, name, digest);
   }
 
   /** The tenant's `kubectl patch --subresource status` of the digest (it then owns the field). */
