@@ -60,6 +60,7 @@ export function appOptions(opts: AppOptions): Pick<FunctionAppOptions, 'isReady'
 
 export function createFunctionApp(opts: FunctionAppOptions): express.Express {
   const deadlines = opts.deadline && deliveryDeadlines(opts.deadline.clock, opts.deadline.ms);
+  const respond = answerWriter();
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -70,7 +71,7 @@ export function createFunctionApp(opts: FunctionAppOptions): express.Express {
     ...senderCheck(opts),
     express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES }),
     (req: Request, res: Response) => {
-      handleEvent(req, res, opts, deadlines);
+      handleEvent(req, res, opts, deadlines, respond);
     },
   );
 
@@ -155,6 +156,7 @@ function handleEvent(
   res: Response,
   opts: FunctionAppOptions,
   deadlines: DeliveryDeadlines | undefined,
+  respond: AnswerWriter,
 ): void {
   const body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   let event: IncomingEvent;
@@ -188,7 +190,7 @@ function handleEvent(
     respond(res, answer);
     return;
   }
-  void awaitDelivery(answer, res, opts, deadlines, delivery, log);
+  void awaitDelivery(answer, res, opts, deadlines, delivery, log, respond);
 }
 
 /**
@@ -202,6 +204,7 @@ async function awaitDelivery(
   deadlines: DeliveryDeadlines | undefined,
   delivery: DeliveryControl,
   log: Logger,
+  respond: AnswerWriter,
 ): Promise<void> {
   let ended = false;
   const onClose = (): void => {
@@ -245,10 +248,36 @@ async function awaitDelivery(
   end(outcome);
 }
 
-function respond(res: Response, outcome: Outcome): void {
-  if (!res.headersSent && !res.destroyed) {
-    res.status(outcome.status).json({ result: outcome.result });
-  }
+/** Writes a delivery's answer (one per app: answerWriter). */
+type AnswerWriter = (res: Response, outcome: Outcome) => void;
+
+const JSON_UTF8 = 'application/json; charset=utf-8';
+/** At most this many result words keep their serialised body. */
+const MAX_KEPT_ANSWERS = 256;
+
+/**
+ * `{"result": …}` as express's res.json writes it (the same status, body and headers), from a
+ * body serialised once per result word. The words are the handlers' constants, so the kept
+ * bodies stay few; a result past the bound is serialised each time. Bench P3: res.json's
+ * settings lookups, header normalisation and freshness check cost the no-op path more than the
+ * handler does (docs/adr/0069).
+ */
+function answerWriter(): AnswerWriter {
+  const kept = new Map<string, { text: string; length: string }>();
+  const bodyOf = (result: string): { text: string; length: string } => {
+    const hit = kept.get(result);
+    if (hit !== undefined) return hit;
+    const text = JSON.stringify({ result });
+    const body = { text, length: String(Buffer.byteLength(text)) };
+    if (kept.size < MAX_KEPT_ANSWERS) kept.set(result, body);
+    return body;
+  };
+  return (res, outcome) => {
+    if (res.headersSent || res.destroyed) return;
+    const body = bodyOf(outcome.result);
+    res.writeHead(outcome.status, ['Content-Type', JSON_UTF8, 'Content-Length', body.length]);
+    res.end(body.text);
+  };
 }
 
 /** A delivery that ended before its handler: retryable, so the Broker redelivers it. */
