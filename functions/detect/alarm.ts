@@ -43,6 +43,22 @@ export function createAlarmFollowUps(deps: {
   // The last armed moment this instance saw. While it is in the future, it can only move earlier
   // (see shared/core/follow-up/alarm.ts), so an event due after it needs no read at all.
   let knownFutureMoment: number | null = null;
+  // This instance writes the alarm one delivery at a time. A delivery that finds another's write
+  // in flight waits for it, then looks at knownFutureMoment again: when that write covers its due
+  // time it makes no call at all. Otherwise concurrent deliveries all read the same alarm, and all
+  // but one of their writes lose a 409 and read it again (bench P9: a storm's held calls keep many
+  // deliveries in flight at once; docs/adr/0070).
+  let writing: Promise<void> | undefined;
+  // Called only once `writing` is undefined, with no await in between.
+  const exclusive = async (work: () => Promise<void>): Promise<void> => {
+    const mine = work();
+    writing = mine;
+    try {
+      await mine;
+    } finally {
+      if (writing === mine) writing = undefined;
+    }
+  };
 
   const read = async (): Promise<Armed> => {
     try {
@@ -150,51 +166,61 @@ export function createAlarmFollowUps(deps: {
 
   return {
     async ensureBy(dueMs: number, log: Logger): Promise<void> {
-      const now = deps.clock.now();
-      if (planEnsure(knownFutureMoment, dueMs, now).kind === 'keep') return;
-      await withRetries(async () => {
-        const armed = await read();
-        const plan = planEnsure(armed.moment, dueMs, deps.clock.now());
-        if (plan.kind === 'keep') {
-          knownFutureMoment = armed.moment;
-          return;
-        }
-        const moment = await writeInTime(armed, plan.moment, log);
-        knownFutureMoment = moment;
-        log.info(
-          { alarmAt: formatTimeNano(moment), due: formatTimeNano(dueMs) },
-          'follow-up armed',
-        );
-      });
+      for (;;) {
+        if (planEnsure(knownFutureMoment, dueMs, deps.clock.now()).kind === 'keep') return;
+        if (writing === undefined) break;
+        await writing.catch(() => undefined);
+      }
+      await exclusive(() =>
+        withRetries(async () => {
+          const armed = await read();
+          const plan = planEnsure(armed.moment, dueMs, deps.clock.now());
+          if (plan.kind === 'keep') {
+            knownFutureMoment = armed.moment;
+            return;
+          }
+          const moment = await writeInTime(armed, plan.moment, log);
+          knownFutureMoment = moment;
+          log.info(
+            { alarmAt: formatTimeNano(moment), due: formatTimeNano(dueMs) },
+            'follow-up armed',
+          );
+        }),
+      );
     },
 
     async settle(earliestDueMs: number | null, log: Logger): Promise<void> {
-      await withRetries(async () => {
-        const armed = await read();
-        const now = deps.clock.now();
-        const plan = planSettle(armed.moment, armed.exists, earliestDueMs, now);
-        if (plan.kind === 'keep') {
-          knownFutureMoment = armed.moment !== null && armed.moment > now ? armed.moment : null;
-          return;
-        }
-        if (plan.kind === 'delete') {
-          try {
-            await deps.kube.deletePingSource(
-              namespace,
-              name,
-              armed.resourceVersion !== undefined ? { resourceVersion: armed.resourceVersion } : {},
-            );
-          } catch (e) {
-            if (!isKubeError(e, 'NotFound')) throw e;
+      while (writing !== undefined) await writing.catch(() => undefined);
+      await exclusive(() =>
+        withRetries(async () => {
+          const armed = await read();
+          const now = deps.clock.now();
+          const plan = planSettle(armed.moment, armed.exists, earliestDueMs, now);
+          if (plan.kind === 'keep') {
+            knownFutureMoment = armed.moment !== null && armed.moment > now ? armed.moment : null;
+            return;
           }
-          knownFutureMoment = null;
-          log.info({}, 'follow-up alarm removed');
-          return;
-        }
-        const moment = await writeInTime(armed, plan.moment, log);
-        knownFutureMoment = moment;
-        log.info({ alarmAt: formatTimeNano(moment) }, 'follow-up re-programmed');
-      });
+          if (plan.kind === 'delete') {
+            try {
+              await deps.kube.deletePingSource(
+                namespace,
+                name,
+                armed.resourceVersion !== undefined
+                  ? { resourceVersion: armed.resourceVersion }
+                  : {},
+              );
+            } catch (e) {
+              if (!isKubeError(e, 'NotFound')) throw e;
+            }
+            knownFutureMoment = null;
+            log.info({}, 'follow-up alarm removed');
+            return;
+          }
+          const moment = await writeInTime(armed, plan.moment, log);
+          knownFutureMoment = moment;
+          log.info({ alarmAt: formatTimeNano(moment) }, 'follow-up re-programmed');
+        }),
+      );
     },
   };
 }

@@ -1,5 +1,6 @@
 // ExternalArtifactPort on a real API server, through the same transport and typed errors as
-// client.ts. Bad input is refused before any request.
+// client.ts (a failed call tried again in place: in-place-retry.ts). Bad input is refused before any
+// request.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -20,12 +21,15 @@ import type {
 } from './external-artifact-port.js';
 import type { ListPage } from './port.js';
 import { createCall, listPage } from './rest-call.js';
+import { retryingInPlace, type WaitClock } from './in-place-retry.js';
 import { createTransport, type KubeConfigSource } from './transport.js';
 
 export interface ExternalArtifactClientOptions {
   /** The kubeconfig, or its loader (read at the first request: transport.ts). */
   kubeConfig: KubeConfig | KubeConfigSource;
   requestTimeoutMs?: number;
+  /** The function's clock: a retried call's Retry-After is sat out on it (in-place-retry.ts). */
+  clock: WaitClock;
 }
 
 const BASE = `/apis/${EA_API_VERSION}`;
@@ -42,7 +46,9 @@ export function createExternalArtifactClient(
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new InvalidError('requestTimeoutMs must be a positive number');
   }
-  const call = createCall(createTransport(opts.kubeConfig, timeoutMs));
+  const call = createCall(
+    retryingInPlace(createTransport(opts.kubeConfig, timeoutMs), { clock: opts.clock }),
+  );
   return {
     async listExternalArtifacts(
       o: ExternalArtifactListOptions,

@@ -37,7 +37,13 @@ export interface HttpRequest {
 }
 
 export type HttpOutcome =
-  | { kind: 'response'; statusCode: number; body: string }
+  | {
+      kind: 'response';
+      statusCode: number;
+      body: string;
+      /** The Retry-After header in whole seconds, when it is one (in-place-retry.ts). */
+      retryAfterSeconds?: number;
+    }
   | Exclude<RequestFailure, { kind: 'http' } | { kind: 'decode' }>;
 
 export type Send = (req: HttpRequest) => Promise<HttpOutcome>;
@@ -188,13 +194,15 @@ function transportOn(kubeConfig: KubeConfig, timeoutMs: number): Send {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
             res.on('error', (err) => finish(transportFailure(err)));
-            res.on('end', () =>
+            res.on('end', () => {
+              const retryAfter = retryAfterSeconds(res.headers['retry-after']);
               finish({
                 kind: 'response',
                 statusCode: res.statusCode ?? 0,
                 body: Buffer.concat(chunks).toString('utf8'),
-              }),
-            );
+                ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+              });
+            });
           },
         );
       } catch (err) {
@@ -214,6 +222,15 @@ function transportOn(kubeConfig: KubeConfig, timeoutMs: number): Send {
       request.end(payload);
     });
   };
+}
+
+/**
+ * Retry-After as whole seconds (the form the API server sends, and the only one client-go reads);
+ * an HTTP date or anything else is no wait to sit out.
+ */
+function retryAfterSeconds(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d{1,6}$/.test(value.trim())) return undefined;
+  return Number(value.trim());
 }
 
 /** A function, so that a second look after an await is not narrowed away. */

@@ -11,6 +11,17 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export interface Delivery {
   /** Aborts when the delivery's deadline passes or its client goes away. */
   readonly signal: AbortSignal;
+  /**
+   * The delivery's API calls as the in-place retries count them (shared/kube/in-place-retry.ts):
+   * absent, no call of the delivery is retried in place.
+   */
+  readonly apiCalls?: ApiCallLedger;
+}
+
+/** A delivery's API calls that were answered (no transient failure), and its in-place retries. */
+export interface ApiCallLedger {
+  answered: number;
+  retried: number;
 }
 
 /**
@@ -21,6 +32,12 @@ export interface Delivery {
 export class DeliveryControl implements Delivery {
   #controller: AbortController | undefined;
   #reason: Error | undefined;
+  #apiCalls: ApiCallLedger | undefined;
+
+  /** Made at the first API call (the no-op path makes none). */
+  get apiCalls(): ApiCallLedger {
+    return (this.#apiCalls ??= { answered: 0, retried: 0 });
+  }
 
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
@@ -53,6 +70,11 @@ export function inDelivery<T>(delivery: Delivery, work: () => T): T {
 /** The signal of the delivery the caller is part of; undefined outside any (start-up, tests). */
 export function deliverySignal(): AbortSignal | undefined {
   return scope.getStore()?.signal;
+}
+
+/** The API call ledger of the delivery the caller is part of; undefined outside any. */
+export function deliveryApiCalls(): ApiCallLedger | undefined {
+  return scope.getStore()?.apiCalls;
 }
 
 /** `timeout` combined with the current delivery's signal, when there is one. */

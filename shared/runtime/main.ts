@@ -84,8 +84,13 @@ export async function runMain(name: string, build: (ctx: MainContext) => Express
     kubeConfig,
     fieldManager: `source-watcher-recovery-${name}`,
     requestTimeoutMs,
+    clock: systemClock,
   });
-  const externalArtifacts = createExternalArtifactClient({ kubeConfig, requestTimeoutMs });
+  const externalArtifacts = createExternalArtifactClient({
+    kubeConfig,
+    requestTimeoutMs,
+    clock: systemClock,
+  });
   const senderAuth =
     config.auth.mode === 'oidc'
       ? createSenderAuth({

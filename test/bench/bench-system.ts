@@ -99,8 +99,8 @@ export async function withBenchSystem<T>(
 }
 
 /** Each function's client through `proxy`, tagged with its name. */
-export function viaProxy(proxy: KubeProxy): (fn: FunctionName) => KubePort {
-  return (fn) => functionKubeClient(fn, proxy.kubeConfig(fn));
+export function viaProxy(proxy: KubeProxy): (fn: FunctionName, clock: Clock) => KubePort {
+  return (fn, clock) => functionKubeClient(fn, proxy.kubeConfig(fn), clock);
 }
 
 /**
@@ -109,7 +109,7 @@ export function viaProxy(proxy: KubeProxy): (fn: FunctionName) => KubePort {
  * fresh Broker stand-in; closes the functions and the stand-in after.
  */
 export async function withDeployedFunctions<T>(
-  kubeOf: (fn: FunctionName) => KubePort,
+  kubeOf: (fn: FunctionName, clock: Clock) => KubePort,
   run: (fns: readonly RunningFunction[], sink: EventSink) => Promise<T>,
   clock?: Clock,
 ): Promise<T> {

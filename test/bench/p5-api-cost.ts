@@ -52,6 +52,7 @@ import {
   type BenchModule,
   type BenchRow,
 } from './types.js';
+import { systemClock } from '../../shared/runtime/clock.js';
 
 const NS_FORCE = 'bench-p5-force';
 const NS_HEALTHY = 'bench-p5';
@@ -235,7 +236,7 @@ async function sweepAndIdle(
     name.startsWith('bench-p5-owner-') ? createOwner(raw, name) : undefined,
   );
   // Counted around the proxy, with detect's client.
-  const total = await listAllAgs(functionKubeClient('detect', kc));
+  const total = await listAllAgs(functionKubeClient('detect', kc, systemClock));
   const expectedLists = Math.ceil(total / SWEEP_PAGE_SIZE);
 
   // One sweep of detect, and one resync of surface-stalled to bring every PackageSource in step.

@@ -20,6 +20,7 @@ import { listAllAgs } from './paged-list.js';
 import { median } from './stats.js';
 import { sized } from './smoke.js';
 import { ratioRow, REPORT_ONLY, valueRow, type BenchModule } from './types.js';
+import { systemClock } from '../../shared/runtime/clock.js';
 
 /** 10,000 (the smoke: 500). */
 const agCount = (): number => sized(10_000, 500);
@@ -55,7 +56,7 @@ export const p6: BenchModule = {
 
     // One client, shared by detect and the bare loop; its AG list calls are counted (pages).
     const pages = { count: 0 };
-    const kube = countingLists(functionKubeClient('detect', kc), pages);
+    const kube = countingLists(functionKubeClient('detect', kc, systemClock), pages);
     const pagesOf = async (run: () => Promise<void>): Promise<number> => {
       const before = pages.count;
       await run();

@@ -13,6 +13,7 @@ export {
   type FunctionName,
 } from './functions/apps.js';
 export { serve, type Served } from './functions/serve.js';
+export { countedApiWaits, type ApiWaits } from './functions/api-waits.js';
 export {
   BENCH_FUNCTIONS,
   closeAll,

@@ -39,6 +39,7 @@ import {
 import {
   FUNCTION_NAMES,
   startFunctions,
+  countedApiWaits,
   type FunctionName,
   type FunctionReplica,
 } from './functions.js';
@@ -207,6 +208,8 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
     opts.realClock === true
       ? new WallClock()
       : new VirtualClock({ start: opts.startMs ?? Math.floor(Date.now() / 1000) * 1000 });
+  // The functions' API clients sit out a Retry-After on the system's clock, counted (settle).
+  const apiWaits = countedApiWaits(clock);
   const progress = new ProgressLog(opts.onProgress);
   const logs = new LogCapture(opts.logForward, {
     now: () => clock.now(),
@@ -252,6 +255,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
     const functions = await startFunctions({
       replicas,
       clock,
+      apiClock: apiWaits,
       kubeConfigFor: (name) =>
         // dead-letter makes no API call and has no token (automountServiceAccountToken: false).
         proxy.kubeConfig(
@@ -333,8 +337,9 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
     };
 
     // With the storm on, a call held on the virtual clock keeps its delivery or reconcile in
-    // flight until the clock moves, which only happens after a settle: a wait also ends once
-    // only held calls are left (nothing upstream, no new call for two quiet periods).
+    // flight until the clock moves, which only happens after a settle, and so does a call whose
+    // function sits out a Retry-After on it (apiWaits): a wait also ends once only held calls and
+    // such waits are left (nothing upstream, no new call for two quiet periods).
     let holding = false;
     const onlyHeldLeft = async (stop: { done: boolean }): Promise<void> => {
       let last = -1;
@@ -344,7 +349,8 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
         const n = proxy.calls.length;
         quiet = n === last ? quiet + 1 : 0;
         last = n;
-        if (proxy.heldOnClock > 0 && proxy.upstreamInFlight === 0 && quiet >= 2) return;
+        const onClock = proxy.heldOnClock + apiWaits.pending;
+        if (onClock > 0 && proxy.upstreamInFlight === 0 && quiet >= 2) return;
       }
     };
     const orHeld = async (work: Promise<unknown>): Promise<void> => {
@@ -419,6 +425,7 @@ export async function createSystem(opts: SystemOptions): Promise<System> {
           throw new Error(
             `system did not settle within ${settleTimeoutMs} ms (last wait: ${stage}; ` +
               `broker in flight ${knative.broker.inFlight}, calls held ${proxy.heldOnClock}, ` +
+              `API waits ${apiWaits.pending}, ` +
               `upstream ${proxy.upstreamInFlight})`,
           );
         }

@@ -10,6 +10,7 @@ import { createExternalArtifactClient } from '../../shared/kube/external-artifac
 import { testKubeConfig, uniqueName } from '../support/apiserver.js';
 import { startKubeProxy, type KubeProxy } from '../support/kube-proxy.js';
 import { TENANT_NAME, tenantKubeConfig } from '../support/tenant-identity.js';
+import { systemClock } from '../../shared/runtime/clock.js';
 
 const NS = 'cozy-system';
 const EA = { group: 'source.toolkit.fluxcd.io', version: 'v1', plural: 'externalartifacts' };
@@ -26,6 +27,7 @@ afterAll(async () => {
 
 const client = () =>
   createExternalArtifactClient({
+    clock: systemClock,
     kubeConfig: proxy.kubeConfig('ea-adapter'),
     requestTimeoutMs: 5000,
   });

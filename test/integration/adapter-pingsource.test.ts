@@ -8,11 +8,12 @@ import { isKubeError } from '../../shared/kube/errors.js';
 import type { PingSource } from '../../shared/kube/port.js';
 import { ensureNamespace, testKubeconfigPath, uniqueName } from '../support/apiserver.js';
 import { failureOf } from '../support/kube-failure.js';
+import { systemClock } from '../../shared/runtime/clock.js';
 
 const FIELD_MANAGER = 'adapter-ping-test';
 // Loaded the way the functions load it: an explicit kubeconfig path.
 const kubeConfig = loadKubeConfig({ kubeconfigPath: testKubeconfigPath() });
-const kube = createKubeClient({ kubeConfig, fieldManager: FIELD_MANAGER });
+const kube = createKubeClient({ clock: systemClock, kubeConfig, fieldManager: FIELD_MANAGER });
 const namespace = uniqueName('ping');
 const created: string[] = [];
 

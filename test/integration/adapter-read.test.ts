@@ -22,12 +22,17 @@ import {
 import { succeeded } from '../support/conditions.js';
 import { failureOf } from '../support/kube-failure.js';
 import { pool } from '../support/raw-kube.js';
+import { systemClock } from '../../shared/runtime/clock.js';
 
 const PS = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' };
 
 const kubeConfig = testKubeConfig();
 const raw = kubeConfig.makeApiClient(CustomObjectsApi);
-const kube = createKubeClient({ kubeConfig, fieldManager: 'adapter-read-test' });
+const kube = createKubeClient({
+  clock: systemClock,
+  kubeConfig,
+  fieldManager: 'adapter-read-test',
+});
 
 /** An AG from support/apiserver's builder, `meta` added to its metadata. */
 function agBody(namespace: string, name: string, meta: Record<string, unknown> = {}): object {

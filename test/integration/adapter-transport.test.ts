@@ -12,6 +12,7 @@ import type { KubePort } from '../../shared/kube/port.js';
 import { onceKubeConfig } from '../../shared/kube/transport.js';
 import { failureOf } from '../support/kube-failure.js';
 import { inDelivery } from '../../shared/runtime/delivery.js';
+import { systemClock } from '../../shared/runtime/clock.js';
 
 const TOKEN = 'sha256~adapter-test-secret-token-0123456789';
 const FIELD_MANAGER = 'adapter-transport-test';
@@ -99,6 +100,7 @@ function clientOf(server: ScriptedServer, path = '', requestTimeoutMs?: number):
   beforeAll(async () => {
     const port = await server.start();
     kube = createKubeClient({
+      clock: systemClock,
       kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}${path}`),
       fieldManager: FIELD_MANAGER,
       ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
@@ -113,6 +115,7 @@ function clientOf(server: ScriptedServer, path = '', requestTimeoutMs?: number):
 
 describe('nobody listening (127.0.0.1:1)', () => {
   const kube = createKubeClient({
+    clock: systemClock,
     kubeConfig: kubeConfigFor('https://127.0.0.1:1'),
     fieldManager: FIELD_MANAGER,
   });
@@ -140,6 +143,7 @@ describe('a server that accepts and never answers', () => {
   ])('%s -> TransientError after the timeout', async (_name, scheme) => {
     silent.received = '';
     const kube = createKubeClient({
+      clock: systemClock,
       kubeConfig: kubeConfigFor(`${scheme}://127.0.0.1:${port}`),
       fieldManager: FIELD_MANAGER,
       requestTimeoutMs: 400,
@@ -168,6 +172,7 @@ describe('a server that accepts and never answers', () => {
     const p = await scripted.start();
     try {
       const kube = createKubeClient({
+        clock: systemClock,
         kubeConfig: kubeConfigFor(`http://127.0.0.1:${p}`),
         fieldManager: FIELD_MANAGER,
         requestTimeoutMs: 300,
@@ -190,6 +195,7 @@ describe("the delivery's signal (ADR 57): a call in a delivery ends with it", ()
   afterAll(() => silent.stop());
   const kubeOn = () =>
     createKubeClient({
+      clock: systemClock,
       kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}`),
       fieldManager: FIELD_MANAGER,
       requestTimeoutMs: 10_000,
@@ -290,8 +296,12 @@ describe('a kubeconfig given as a loader (one per function, read at the first re
       await new Promise((r) => setTimeout(r, 20));
       return kubeConfigFor(`http://127.0.0.1:${port}`);
     });
-    const kube = createKubeClient({ kubeConfig, fieldManager: FIELD_MANAGER });
-    const other = createKubeClient({ kubeConfig, fieldManager: `${FIELD_MANAGER}-2` });
+    const kube = createKubeClient({ clock: systemClock, kubeConfig, fieldManager: FIELD_MANAGER });
+    const other = createKubeClient({
+      clock: systemClock,
+      kubeConfig,
+      fieldManager: `${FIELD_MANAGER}-2`,
+    });
     expect(loads).toBe(0);
     const before = server.requests;
     const read = await Promise.all([
@@ -312,7 +322,7 @@ describe('a kubeconfig given as a loader (one per function, read at the first re
         throw Object.assign(new Error(`bad file holding ${TOKEN}`), { code: 'EACCES' });
       return kubeConfigFor(`http://127.0.0.1:${port}`);
     });
-    const kube = createKubeClient({ kubeConfig, fieldManager: FIELD_MANAGER });
+    const kube = createKubeClient({ clock: systemClock, kubeConfig, fieldManager: FIELD_MANAGER });
     const before = server.requests;
     const err = await failureOf(kube.getArtifactGenerator(ref));
     expect(err.kind).toBe('Transient');
@@ -520,9 +530,11 @@ describe('bad input is refused before anything is sent', () => {
 
   it('rejects a bad client configuration', () => {
     const kubeConfig = kubeConfigFor('http://127.0.0.1:1');
-    expect(() => createKubeClient({ kubeConfig, fieldManager: '' })).toThrow(/fieldManager/);
-    expect(() => createKubeClient({ kubeConfig, fieldManager: 'x', requestTimeoutMs: 0 })).toThrow(
-      /requestTimeoutMs/,
+    expect(() => createKubeClient({ clock: systemClock, kubeConfig, fieldManager: '' })).toThrow(
+      /fieldManager/,
     );
+    expect(() =>
+      createKubeClient({ clock: systemClock, kubeConfig, fieldManager: 'x', requestTimeoutMs: 0 }),
+    ).toThrow(/requestTimeoutMs/);
   });
 });

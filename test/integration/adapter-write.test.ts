@@ -21,6 +21,7 @@ import {
 } from '../support/apiserver.js';
 import { marker, readyWith, reconciling, succeeded } from '../support/conditions.js';
 import { failureOf } from '../support/kube-failure.js';
+import { systemClock } from '../../shared/runtime/clock.js';
 
 const PS = { group: 'cozystack.io', version: 'v1alpha1', plural: 'packagesources' };
 const PING = { group: 'sources.knative.dev', version: 'v1', plural: 'pingsources' };
@@ -28,7 +29,7 @@ const FIELD_MANAGER = 'adapter-write-test';
 
 const kubeConfig = testKubeConfig();
 const raw = kubeConfig.makeApiClient(CustomObjectsApi);
-const kube = createKubeClient({ kubeConfig, fieldManager: FIELD_MANAGER });
+const kube = createKubeClient({ clock: systemClock, kubeConfig, fieldManager: FIELD_MANAGER });
 const namespace = uniqueName('write');
 
 interface Obj {

@@ -41,6 +41,7 @@ import {
 import { readyWith, reconciling, succeeded } from '../support/conditions.js';
 import { asFunction } from '../support/identities.js';
 import { RECOVERY_NAMESPACE } from '../support/manifests.js';
+import { systemClock } from '../../shared/runtime/clock.js';
 
 const NS = 'cozy-system';
 const T0 = Math.floor(Date.now() / 1000) * 1000;
@@ -182,7 +183,11 @@ describe('force-drift', () => {
 
   it('makes its real writes: claim, marker, requestedAt, clear-tracking (admitted)', async () => {
     const ag = await stuckAg();
-    const kube = createKubeClient({ kubeConfig: asSa('force-drift'), fieldManager: 'force-drift' });
+    const kube = createKubeClient({
+      clock: systemClock,
+      kubeConfig: asSa('force-drift'),
+      fieldManager: 'force-drift',
+    });
     const ref = agRefOf(ag);
     const rv = ag.metadata?.resourceVersion ?? '';
     const claimed = await kube.patchArtifactGeneratorAnnotations(ref, claimAnnotations(1, T0), {
@@ -208,7 +213,11 @@ describe('force-drift', () => {
 
   it('the adapter maps a refusal to a Forbidden error', async () => {
     const ag = await stuckAg();
-    const kube = createKubeClient({ kubeConfig: asSa('force-drift'), fieldManager: 'force-drift' });
+    const kube = createKubeClient({
+      clock: systemClock,
+      kubeConfig: asSa('force-drift'),
+      fieldManager: 'force-drift',
+    });
     const err = await kube.patchArtifactGeneratorAnnotations(agRefOf(ag), { other: 'x' }).then(
       () => undefined,
       (e: unknown) => e,
@@ -247,7 +256,11 @@ describe('heal-external-artifacts', () => {
         () => 'present',
         (e: unknown) => (e instanceof k8s.ApiException && e.code === 404 ? 'gone' : String(e)),
       );
-  const eas = () => createExternalArtifactClient({ kubeConfig: asSa('heal-external-artifacts') });
+  const eas = () =>
+    createExternalArtifactClient({
+      clock: systemClock,
+      kubeConfig: asSa('heal-external-artifacts'),
+    });
   const deleteAs = (ea: ExternalArtifact) =>
     raw(asSa('heal-external-artifacts')).deleteNamespacedCustomObject({
       ...EA,
@@ -287,6 +300,7 @@ describe('heal-external-artifacts', () => {
   it('may change only requestedAt on an AG', async () => {
     const ag = await stuckAg();
     const kube = createKubeClient({
+      clock: systemClock,
       kubeConfig: asSa('heal-external-artifacts'),
       fieldManager: 'heal-external-artifacts',
     });
@@ -377,6 +391,7 @@ describe('surface-stalled', () => {
   it('writes Ready, every other condition as read (admitted)', async () => {
     const ps = await packageSource();
     const kube = createKubeClient({
+      clock: systemClock,
       kubeConfig: asSa('surface-stalled'),
       fieldManager: 'surface-stalled',
     });

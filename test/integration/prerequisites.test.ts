@@ -48,7 +48,7 @@ async function check(fn: Fn, retryDelaysMs: readonly number[] = []) {
   const config = testConfig({});
   const report = await checkPrerequisites({
     fn,
-    kube: functionKubeClient(fn, kubeConfig, 1000),
+    kube: functionKubeClient(fn, kubeConfig, systemClock, 1000),
     // The waits between rounds are real (a few ms here): the wall clock.
     clock: systemClock,
     logger,

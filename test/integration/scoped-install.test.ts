@@ -34,6 +34,7 @@ import {
   renderKustomize,
   type K8sObject,
 } from '../support/manifests.js';
+import { systemClock } from '../../shared/runtime/clock.js';
 
 const SCOPED = 'knative/overlays/scoped';
 const admin = testKubeConfig();
@@ -163,6 +164,7 @@ describe('the scoped overlay', () => {
     expect(await statusOf(get(agIn))).toBe(200);
 
     const forceDrift = createKubeClient({
+      clock: systemClock,
       kubeConfig: await scopedIdentity('force-drift'),
       fieldManager: 'force-drift',
     });

@@ -11,6 +11,7 @@ import { loadKubeConfig } from '../../shared/kube/config.js';
 import { isKubeError } from '../../shared/kube/errors.js';
 import { testKubeConfig } from '../support/apiserver.js';
 import { leaks, markedCredentials, markedKubeconfig } from './support/secrets.js';
+import { systemClock } from '../../shared/runtime/clock.js';
 
 const creds = markedCredentials();
 let dir: string;
@@ -32,6 +33,7 @@ describe('adapter: unusable client TLS material', () => {
       const path = join(dir, 'bad-tls.kubeconfig');
       await writeFile(path, markedKubeconfig(creds, { server: server(), insecure: true }));
       const kube = createKubeClient({
+        clock: systemClock,
         kubeConfig: loadKubeConfig({ kubeconfigPath: path }),
         fieldManager: 'reliability',
         requestTimeoutMs: 2000,

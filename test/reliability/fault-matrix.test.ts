@@ -14,7 +14,13 @@ import { LogCapture } from '../harness/system/log-capture.js';
 import { SettableClock, startFunction } from '../harness/functions.js';
 import { attemptsOf } from './support/ag-contract.js';
 import { eventCreateRow } from './support/event-write-cells.js';
-import { agGet, conflictReread, listOf, redelivered } from './support/fault-matrix.js';
+import {
+  agGet,
+  conflictReread,
+  listOf,
+  readAgainInPlace,
+  redelivered,
+} from './support/fault-matrix.js';
 import type { FunctionFile } from './support/function-file.js';
 import { defineFaultMatrix, functionMatrix } from './support/matrix-suite.js';
 import { detectFixtures } from './support/matrix-fixtures/detect.js';
@@ -127,10 +133,12 @@ defineFaultMatrix([
         write: false,
         setup: f.inGrace,
         target: (ctx) => ({ match: { verb: 'get', resource: 'pingsources', name: ctx.alarm } }),
-        expect: (fault) =>
+        // After the AG's history read: a transient failure is read again in place.
+        expect: readAgainInPlace((fault) =>
           fault.label === '409'
             ? { status: 200, why: 'a conflict is re-read' }
             : detectTransient(fault),
+        ),
       },
       {
         call: 'PingSource create (follow-up)',
@@ -250,14 +258,20 @@ defineFaultMatrix([
     sink: false,
     fixtures: surfaceStalledFixtures,
     calls: (f, { NS }) => [
-      // Calls for one AG event: their cells run together.
-      { call: 'AG get (cached)', write: false, target: agGet(), expect: surfaceReadFails },
+      // Calls for one AG event: their cells run together. The AG reads come after the
+      // PackageSource's: a transient failure is read again in place.
+      {
+        call: 'AG get (cached)',
+        write: false,
+        target: agGet(),
+        expect: readAgainInPlace(surfaceReadFails),
+      },
       {
         call: 'AG get (fresh, event newer than cache)',
         write: false,
         event: f.newerThanCache,
         target: agGet(2),
-        expect: surfaceReadFails,
+        expect: readAgainInPlace(surfaceReadFails),
       },
       {
         call: 'PS get (cached)',
@@ -298,7 +312,8 @@ defineFaultMatrix([
         write: false,
         event: resyncEvent,
         target: listOf('artifactgenerators'),
-        expect: surfaceReadFails,
+        // After the PackageSource list.
+        expect: readAgainInPlace(surfaceReadFails),
         oneAtATime: true,
       },
       {

@@ -108,8 +108,12 @@ interface FaultCommon {
 }
 
 export type FaultRule = FaultCommon &
+  /**
+   * Answers `status`; with `retryAfterSeconds`, a Retry-After header too (API Priority and
+   * Fairness sends 1 with its 429s: the storm's profile does, test/support/storm.ts).
+   */
   (
-    | { kind: 'status'; status: number; phase?: FaultPhase }
+    | { kind: 'status'; status: number; phase?: FaultPhase; retryAfterSeconds?: number }
     | { kind: 'reset'; phase?: FaultPhase }
     /** Holds the call without an answer for delayMs (default: until the client or proxy gives up), then cuts it. */
     | { kind: 'timeout'; delayMs?: number; phase?: FaultPhase }
@@ -576,7 +580,7 @@ export class KubeProxy {
   ): void {
     switch (rule.kind) {
       case 'status':
-        respondStatus(res, call, rule.status, 'injected fault');
+        respondStatus(res, call, rule.status, 'injected fault', rule.retryAfterSeconds);
         return;
       case 'reset':
         req.socket.destroy();
@@ -871,6 +875,7 @@ function respondStatus(
   call: ProxyCall,
   code: number,
   message: string,
+  retryAfterSeconds?: number,
 ): void {
   call.status = code;
   const body = JSON.stringify({
@@ -887,7 +892,7 @@ function respondStatus(
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),
   };
-  if (code === 429) headers['retry-after'] = '1';
+  if (retryAfterSeconds !== undefined) headers['retry-after'] = String(retryAfterSeconds);
   res.writeHead(code, headers);
   res.end(body);
 }

@@ -13,6 +13,7 @@ import { createSyncTurns } from '../../../functions/surface-stalled/sync-turns.j
 import { createKubeClient } from '../../../shared/kube/client.js';
 import { createExternalArtifactClient } from '../../../shared/kube/external-artifact-client.js';
 import type { KubePort } from '../../../shared/kube/port.js';
+import type { WaitClock } from '../../../shared/kube/in-place-retry.js';
 import { createBrokerEmitter } from '../../../shared/runtime/broker-emitter.js';
 import type { Clock } from '../../../shared/runtime/clock.js';
 import type { FunctionConfig } from '../../../shared/runtime/env.js';
@@ -39,16 +40,21 @@ export const API_FUNCTION_NAMES = [
 ] as const satisfies readonly FunctionName[];
 export type ApiFunctionName = (typeof API_FUNCTION_NAMES)[number];
 
-/** The function's Kubernetes client as its main.ts builds it, on `kubeConfig`. */
+/**
+ * The function's Kubernetes client as its main.ts builds it, on `kubeConfig`, sitting out a
+ * refusal's Retry-After on `clock` (the function's).
+ */
 export function functionKubeClient(
   fn: FunctionName,
   kubeConfig: KubeConfig,
+  clock: WaitClock,
   requestTimeoutMs = 30_000,
 ): KubePort {
   return createKubeClient({
     kubeConfig,
     fieldManager: `source-watcher-recovery-${fn}`,
     requestTimeoutMs,
+    clock,
   });
 }
 
@@ -58,6 +64,8 @@ export interface AppDeps {
   readonly kube: KubePort;
   readonly requestTimeoutMs: number;
   readonly clock: Clock;
+  /** The clock its ExternalArtifact client sits out a Retry-After on; default `clock`. */
+  readonly apiClock?: WaitClock;
   readonly logger: Logger;
   readonly config: FunctionConfig;
   /** Where detect posts its action events (the Broker's ingress). Required for detect. */
@@ -124,6 +132,7 @@ export function buildFunctionApp(fn: FunctionName, deps: AppDeps): Express {
           externalArtifacts: createExternalArtifactClient({
             kubeConfig: deps.kubeConfig,
             requestTimeoutMs: deps.requestTimeoutMs,
+            clock: deps.apiClock ?? clock,
           }),
           clock,
           logger,

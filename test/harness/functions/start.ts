@@ -4,6 +4,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import type { KubePort } from '../../../shared/kube/port.js';
 import { systemClock, type Clock } from '../../../shared/runtime/clock.js';
+import type { WaitClock } from '../../../shared/kube/in-place-retry.js';
 import { loadConfig, type FunctionConfig } from '../../../shared/runtime/env.js';
 import { createLogger, type Logger } from '../../../shared/runtime/logger.js';
 import type { Metrics } from '../../../shared/runtime/metrics.js';
@@ -51,6 +52,12 @@ export interface StartFunctionOptions {
    */
   readonly kube?: KubePort;
   readonly clock: Clock;
+  /**
+   * The clock the function's API clients sit out a Retry-After on (shared/kube/in-place-retry.ts);
+   * default `clock`. The system passes `clock` with its waits counted (its settle ends when only
+   * waits on the virtual clock are left).
+   */
+  readonly apiClock?: WaitClock;
   /** Default: the function tests' testConfig(env). */
   readonly config?: FunctionConfig;
   readonly env?: Record<string, string>;
@@ -86,7 +93,9 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
   const requestTimeoutMs = opts.requestTimeoutMs ?? 5000;
   const config = opts.config ?? testConfig(opts.env);
   const logger = opts.logger ?? createLogger({ name: opts.fn, level: 'silent' });
-  const client = opts.kube ?? functionKubeClient(opts.fn, kubeConfig, requestTimeoutMs);
+  const client =
+    opts.kube ??
+    functionKubeClient(opts.fn, kubeConfig, opts.apiClock ?? opts.clock, requestTimeoutMs);
   const kube = opts.metrics !== undefined ? countingApiErrors(client, opts.metrics) : client;
   const checked =
     opts.fn === 'dead-letter'
@@ -102,6 +111,7 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
     kube,
     requestTimeoutMs,
     clock: opts.clock,
+    ...(opts.apiClock !== undefined ? { apiClock: opts.apiClock } : {}),
     logger,
     config,
     ...(opts.sinkUrl !== undefined ? { sinkUrl: opts.sinkUrl } : {}),
@@ -125,12 +135,12 @@ export async function startFunction(opts: StartFunctionOptions): Promise<Running
 export const BENCH_FUNCTIONS = ['detect', 'force-drift', 'surface-stalled'] as const;
 
 /**
- * The benches' functions with the product's defaults (loadConfig), each on the client `kubeOf(fn)`
- * gives (e.g. the product's on a proxy kubeconfig tagged with its name); detect posts its action
+ * The benches' functions with the product's defaults (loadConfig), each on the client
+ * `kubeOf(fn, clock)` gives (e.g. the product's on a proxy kubeconfig tagged with its name); detect posts its action
  * events to `sinkUrl`; `env` on top of the defaults.
  */
 export async function startAsDeployed(
-  kubeOf: (fn: FunctionName) => KubePort,
+  kubeOf: (fn: FunctionName, clock: Clock) => KubePort,
   sinkUrl: string,
   clock: Clock = systemClock,
   env: Readonly<Record<string, string>> = {},
@@ -144,7 +154,7 @@ export async function startAsDeployed(
   const started: RunningFunction[] = [];
   try {
     for (const fn of BENCH_FUNCTIONS) {
-      started.push(await startFunction({ fn, kube: kubeOf(fn), clock, config, sinkUrl }));
+      started.push(await startFunction({ fn, kube: kubeOf(fn, clock), clock, config, sinkUrl }));
     }
   } catch (e) {
     await closeAll(started);
@@ -173,6 +183,8 @@ export interface FunctionReplica extends RunningFunction {
 export interface StartFunctionsOptions {
   replicas: number;
   clock: Clock;
+  /** As StartFunctionOptions.apiClock. */
+  apiClock?: WaitClock;
   /** The KubeConfig a function's ServiceAccount would have (tagged per function by the proxy). */
   kubeConfigFor: (name: FunctionName) => KubeConfig;
   /** Default 'test-identity' (see FunctionCredentials). */
@@ -234,6 +246,7 @@ async function startReplica(
     kubeConfig: opts.kubeConfigFor(name),
     ...(opts.credentials !== undefined ? { credentials: opts.credentials } : {}),
     clock: opts.clock,
+    ...(opts.apiClock !== undefined ? { apiClock: opts.apiClock } : {}),
     config,
     requestTimeoutMs: config.kubeRequestTimeoutMs,
     logger,

@@ -94,6 +94,7 @@ export function commonDeps(opts: {
     kube: functionKubeClient(
       opts.name as FunctionName,
       asFunction(opts.kubeConfig, opts.name, opts.env),
+      opts.clock,
       5000,
     ),
     clock: opts.clock,

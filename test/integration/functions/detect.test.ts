@@ -340,6 +340,28 @@ describe('detect: follow-up alarm', () => {
     expect((await readAlarm(kc))?.rv).toBe(armed?.rv);
   });
 
+  it('20 concurrent events in one replica, all due before the alarm: the alarm is written once, read once', async () => {
+    const d = await startDetect(new SettableClock(T0 + 5_000));
+    const ag = await createAgWithStatus(kc, stuckStatus(T0));
+    suite.proxy.clearCalls();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => postEvent(d.url, agEvent(APISERVER_UPDATE, ag))),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 20 }, () => 200));
+    expect((await readAlarm(kc))?.moment).toBe(T0 + 31_000);
+    // One delivery writes; the others wait for that write, which covers their due time.
+    const alarmCalls = (verb: string[]) =>
+      suite.proxy.calls.filter(
+        (c) =>
+          c.resource === 'pingsources' &&
+          // A create names no object in its path.
+          (c.name === ALARM_NAME || c.verb === 'create') &&
+          verb.includes(c.verb),
+      ).length;
+    expect(alarmCalls(['create', 'patch', 'update', 'delete'])).toBe(1);
+    expect(alarmCalls(['get'])).toBe(1);
+  });
+
   it('an earlier due time moves the alarm earlier; concurrent replicas never leave it later than the earliest', async () => {
     const clock = new SettableClock(T0 + 5_000);
     const replicas = await Promise.all([
@@ -760,6 +782,14 @@ describe("detect: an incomplete sweep's redelivery resumes after the pages it ha
       where: (c) => (c as ProxyCall).path.includes('continue=') && ++seen === n,
     };
   };
+  /** Every list with a continue token from the `n`th on (1-based). */
+  const fromNthContinued = (n: number): CallMatch => {
+    let seen = 0;
+    return {
+      ...lists,
+      where: (c) => (c as ProxyCall).path.includes('continue=') && ++seen >= n,
+    };
+  };
   const continued = (c: ProxyCall) => c.path.includes('continue=');
 
   /** Five healthy AGs (three pages of 2), a detect, and a first sweep that fails on page 3. */
@@ -770,13 +800,14 @@ describe("detect: an incomplete sweep's redelivery resumes after the pages it ha
     });
     await d.close();
     for (let i = 0; i < 5; i++) await createAgWithStatus(kc, healthyStatus(T0));
-    suite.proxy.addFault({ kind: 'status', status: 500, match: nthContinued(2), times: 1 });
+    // Twice: the page's in-place retry fails too (shared/kube/in-place-retry.ts, ADR 70).
+    suite.proxy.addFault({ kind: 'status', status: 500, match: fromNthContinued(2), times: 2 });
     const ping = resyncPing();
     expect(await postEvent(paged.url, ping)).toMatchObject({
       status: 503,
       body: { result: 'sweep-list-failed' },
     });
-    expect(suite.proxy.callsMatching(lists).map((c) => c.status)).toEqual([200, 200, 500]);
+    expect(suite.proxy.callsMatching(lists).map((c) => c.status)).toEqual([200, 200, 500, 500]);
     suite.proxy.clearCalls();
     return { url: paged.url, ping };
   }

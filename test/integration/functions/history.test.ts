@@ -53,6 +53,7 @@ import {
   historyRead,
   patchAgMetadata,
 } from './suite-kit.js';
+import { systemClock } from '../../../shared/runtime/clock.js';
 
 const { T0, kc, suite, ...file } = functionFile('history');
 const { startDetect, startForceDrift } = suite;
@@ -74,6 +75,7 @@ describe('early detection: the lost Ready write seen in the history', () => {
   describe('adapter: an AG version just before another', () => {
     const port = () =>
       createKubeClient({
+        clock: systemClock,
         kubeConfig: suite.proxy.kubeConfig('adapter'),
         fieldManager: 'test-adapter',
       });
@@ -391,8 +393,9 @@ describe('a degraded API server: a history read that fails is no signal', () => 
         status: 200,
         body: { result: 'swept' },
       });
-      expect(fault.applied).toBe(1);
-      expect(suite.proxy.count(historyRead('detect'))).toBe(1);
+      // The first history read and its in-place retry (ADR 70); none after.
+      expect(fault.applied).toBe(2);
+      expect(suite.proxy.count(historyRead('detect'))).toBe(2);
       expect(file.forcesFor(stuck)).toHaveLength(1);
       expect((await readAlarm(kc))?.moment).toBe(T0 + 61_000);
       expect(pending).toHaveLength(3);

@@ -452,7 +452,8 @@ describe('force-drift: the owner PackageSource read', () => {
     const ag = await stuckOwnedAg();
     const force = await ownerReadAnswers(500);
     expect(await force(ag)).toMatchObject(forced);
-    expect(suite.proxy.count(ownerRead)).toBe(1);
+    // The read and its in-place retry (ADR 70).
+    expect(suite.proxy.count(ownerRead)).toBe(2);
     const after = await getArtifactGenerator(agRefOf(ag), kc);
     expect(after.metadata?.annotations?.[ANNOTATION_ATTEMPTS]).toBe('1');
     expect(after.metadata?.annotations?.[ANNOTATION_REQUESTED_AT]).toBe(requestedAtFor(now));

@@ -472,6 +472,8 @@ describe('surface-stalled: one sync per AG at a time', () => {
     const { name, ag } = await cachedPair(healthyStatus(T0));
     const cut: FaultRule = { kind: 'timeout', delayMs: HOLD_MS };
     const { answer: first } = await postHeld(s.url, agEvent(ag), agReads, cut);
+    // Its in-place retry of the read (ADR 70) fails too.
+    suite.proxy.addFault({ kind: 'status', status: 500, match: agReads, times: 1 });
     const second = postEvent(s.url, agEvent(ag));
     expect((await first).status).toBe(503);
     expect((await second).body).toEqual({ result: 'updated' });

@@ -7,6 +7,7 @@ import { isKubeError } from '../../../shared/kube/errors.js';
 import type { KubePort } from '../../../shared/kube/port.js';
 import type { AgRef } from '../../../shared/core/objects/types.js';
 import { testKubeConfig } from '../../support/apiserver.js';
+import { systemClock } from '../../../shared/runtime/clock.js';
 
 type CachedRead = (kube: KubePort) => Promise<{ metadata?: { resourceVersion?: string } }>;
 
@@ -18,6 +19,7 @@ async function untilCached(
   timeoutMs = 10_000,
 ): Promise<void> {
   const kube = createKubeClient({
+    clock: systemClock,
     kubeConfig: testKubeConfig(),
     fieldManager: 'reliability-setup',
     requestTimeoutMs: 10_000,

@@ -35,6 +35,18 @@ export const redelivered =
     f.label === 'slow' ? { status: 200, why: 'slow is just slow' } : { status: 503, why };
 
 /**
+ * A read after the delivery's first answer: a transient failure (500, 429, a timeout, a reset) is
+ * read again in place (shared/kube/in-place-retry.ts, ADR 70), so the delivery completes; the other
+ * columns as `otherwise`.
+ */
+export const readAgainInPlace =
+  (otherwise: (f: FaultCase) => Expectation) =>
+  (f: FaultCase): Expectation =>
+    f.label === '500' || f.label === '429' || f.label === 'timeout' || f.label === 'reset'
+      ? { status: 200, why: 'read again in place (ADR 70): the delivery completes' }
+      : otherwise(f);
+
+/**
  * A write's cells: a 409 is re-read within the request (`before`: the write failed; `after`: it
  * applied and its answer was lost, 200 unless `afterStatus`); the others as `redelivered`.
  */
