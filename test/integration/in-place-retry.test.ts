@@ -62,6 +62,16 @@ const answers = (match: CallMatch): (number | 'cut')[] =>
     )
     .map((c) => c.status ?? 'cut');
 
+/** The next patch of `name` answered 429 with Retry-After (as API Priority and Fairness does). */
+const refusePatchOnce = (name: string, retryAfterSeconds: number) =>
+  proxy.addFault({
+    match: patches(name),
+    kind: 'status',
+    status: 429,
+    retryAfterSeconds,
+    times: 1,
+  });
+
 /** Runs `work` as one delivery's handler does. */
 const delivered = <T>(work: () => Promise<T>, delivery = new DeliveryControl()): Promise<T> =>
   inDelivery(delivery, work);
@@ -91,13 +101,7 @@ describe('in-place retry on the real API server', () => {
 
   it('a write refused with 429 and Retry-After: 1 is sent again after that second, and lands', async () => {
     const ref = await newAg();
-    proxy.addFault({
-      match: patches(ref.name),
-      kind: 'status',
-      status: 429,
-      retryAfterSeconds: 1,
-      times: 1,
-    });
+    refusePatchOnce(ref.name, 1);
     const started = performance.now();
     await delivered(async () => {
       const ag = await kube.getArtifactGenerator(ref);
@@ -150,13 +154,7 @@ describe('in-place retry on the real API server', () => {
 
   it('a Retry-After above the bound is not sat out: Transient at once', async () => {
     const ref = await newAg();
-    proxy.addFault({
-      match: patches(ref.name),
-      kind: 'status',
-      status: 429,
-      retryAfterSeconds: 30,
-      times: 1,
-    });
+    refusePatchOnce(ref.name, 30);
     const started = performance.now();
     const err = await delivered(async () => {
       await kube.getArtifactGenerator(ref);
@@ -170,13 +168,7 @@ describe('in-place retry on the real API server', () => {
 
   it('a delivery that ends during the wait sends nothing more, and the write is not stored', async () => {
     const ref = await newAg();
-    proxy.addFault({
-      match: patches(ref.name),
-      kind: 'status',
-      status: 429,
-      retryAfterSeconds: 1,
-      times: 1,
-    });
+    refusePatchOnce(ref.name, 1);
     const delivery = new DeliveryControl();
     const pending = delivered(async () => {
       await kube.getArtifactGenerator(ref);

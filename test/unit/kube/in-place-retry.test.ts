@@ -84,6 +84,20 @@ const ticks = async (n = 5): Promise<void> => {
   for (let i = 0; i < n; i++) await Promise.resolve();
 };
 
+/**
+ * One delivery: a read answered, then a patch refused with 429 and Retry-After: 1, on a hand-set
+ * clock; returned once the wrapper sits out the wait.
+ */
+async function readThenPatchRefused() {
+  const clock = new SettableClock(0);
+  const { send, sent } = scripted([ok, status(429, 1), ok]);
+  const retrying = retryingInPlace(send, { clock });
+  const delivery = new DeliveryControl();
+  const answers = inDelivery(delivery, async () => [await retrying(GET), await retrying(PATCH)]);
+  await ticks(20);
+  return { clock, sent, delivery, answers };
+}
+
 describe('retryingInPlace inside a delivery', () => {
   it.each<[string, HttpOutcome[], HttpRequest[], number, HttpOutcome['kind'] | number]>([
     // [name, answers in order, the delivery's calls, requests sent, the last call's answer]
@@ -154,12 +168,7 @@ describe('retryingInPlace inside a delivery', () => {
   });
 
   it("sits out a 429's Retry-After on the function's clock, then sends the call again", async () => {
-    const clock = new SettableClock(0);
-    const { send, sent } = scripted([ok, status(429, 1), ok]);
-    const retrying = retryingInPlace(send, { clock });
-    const delivery = new DeliveryControl();
-    const answers = inDelivery(delivery, async () => [await retrying(GET), await retrying(PATCH)]);
-    await ticks(20);
+    const { clock, sent, answers } = await readThenPatchRefused();
     expect(sent).toHaveLength(2);
     expect(clock.pendingDeadlines).toBe(1);
     clock.advance(999);
@@ -173,12 +182,7 @@ describe('retryingInPlace inside a delivery', () => {
   });
 
   it('a delivery that ends during the wait answers aborted and sends nothing more', async () => {
-    const clock = new SettableClock(0);
-    const { send, sent } = scripted([ok, status(429, 1), ok]);
-    const retrying = retryingInPlace(send, { clock });
-    const delivery = new DeliveryControl();
-    const answers = inDelivery(delivery, async () => [await retrying(GET), await retrying(PATCH)]);
-    await ticks(20);
+    const { clock, sent, delivery, answers } = await readThenPatchRefused();
     delivery.abort(new Error('deadline'));
     const [, patched] = await answers;
     expect(patched).toEqual({ kind: 'aborted' });
