@@ -24,6 +24,9 @@ export function eventCalls(ctx: ResourceContext): EventCalls {
         path: path.slice(0, path.lastIndexOf('/')),
         query: writeQuery,
         body: event,
+        // A lost answer's second send would be counted as a second occurrence (design §8); a
+        // failed create is owed instead (docs/adr/0061, 0071).
+        once: true,
         ...eventDeadline(target, o),
       });
     },

@@ -30,6 +30,12 @@ export interface HttpRequest {
   /** This request's deadline, when it differs from the transport's (Event writes: shorter). */
   timeoutMs?: number;
   /**
+   * Never sent again in place after a failure without Retry-After, though it names its object
+   * (in-place-retry.ts): an Event create, whose AlreadyExists the recorder reads as a second
+   * report of the same step and counts in the Event's series.
+   */
+  once?: true;
+  /**
    * Ends the request early (combined with the timeout); the delivery's signal when absent. Once
    * it has aborted, nothing is sent.
    */

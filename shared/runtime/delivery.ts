@@ -22,6 +22,10 @@ export interface Delivery {
 export interface ApiCallLedger {
   answered: number;
   retried: number;
+  /** Calls sent and not yet ended. */
+  inFlight: number;
+  /** Called, and emptied, when one of the delivery's calls ends. */
+  readonly onEnd: (() => void)[];
 }
 
 /**
@@ -36,7 +40,7 @@ export class DeliveryControl implements Delivery {
 
   /** Made at the first API call (the no-op path makes none). */
   get apiCalls(): ApiCallLedger {
-    return (this.#apiCalls ??= { answered: 0, retried: 0 });
+    return (this.#apiCalls ??= { answered: 0, retried: 0, inFlight: 0, onEnd: [] });
   }
 
   get signal(): AbortSignal {

@@ -14,8 +14,17 @@ import { runLoad } from './load.js';
 import { startCountingServer } from './counting-server.js';
 import { startNoApiDetect } from './no-api-detect.js';
 import { withFirstAnswer } from '../harness/functions.js';
-import { median } from './stats.js';
-import { CONNECTIONS, measureSec, rounds, spread, warmupSec } from './p3-load.js';
+import { cpuTicksNow, stealBetween } from './host-steal.js';
+import { medianOrNaN } from './stats.js';
+import {
+  CONNECTIONS,
+  markNoisy,
+  measureSec,
+  pairedRounds,
+  roundsDetail,
+  spread,
+  warmupSec,
+} from './p3-load.js';
 import type { BenchContext, BenchRow } from './types.js';
 import { ratioRow } from './types.js';
 
@@ -33,44 +42,48 @@ export async function metricsCostRows(ctx: BenchContext): Promise<BenchRow[]> {
         OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${collector.url}/v1/metrics`,
       },
     };
-    const rates: Record<string, number[]> = { [off.name]: [], [on.name]: [] };
-    const cpu: Record<string, number[]> = { [off.name]: [], [on.name]: [] };
-    for (let round = 0; round < rounds(); round++) {
-      for (const target of round % 2 === 0 ? [off, on] : [on, off]) {
-        const { rate, cpuUs } = await withFirstAnswer(
-          scripts.detect,
-          target.env,
-          headers,
-          body,
-          async (server) => {
-            const load = (durationSec: number) =>
-              runLoad(ctx.root, {
-                url: server.url,
-                headers,
-                body,
-                connections: CONNECTIONS,
-                durationSec,
-              });
-            await load(warmupSec());
-            const cpuBefore = await server.cpuMs();
-            const r = await load(measureSec());
-            const cpuUs = (((await server.cpuMs()) - cpuBefore) * 1000) / Math.max(1, r.ok);
-            if (r.non2xx > 0 || r.errors > 0)
-              throw new Error(`${target.name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-            return { rate: r.rate, cpuUs };
-          },
-        );
-        ctx.log(
-          `  detect, metrics ${target.name}: ${rate.toFixed(0)} req/s, ${cpuUs.toFixed(0)} us CPU per event`,
-        );
-        rates[target.name]?.push(rate);
-        cpu[target.name]?.push(cpuUs);
-      }
-    }
-    const onRates = rates[on.name] ?? [];
-    const offRates = rates[off.name] ?? [];
-    const onCpu = cpu[on.name] ?? [];
-    const offCpu = cpu[off.name] ?? [];
+    type One = { rate: number; cpuUs: number };
+    const paired = await pairedRounds(
+      async (round) => {
+        const out: Record<string, One> = {};
+        for (const target of round % 2 === 0 ? [off, on] : [on, off]) {
+          const { rate, cpuUs } = await withFirstAnswer(
+            scripts.detect,
+            target.env,
+            headers,
+            body,
+            async (server) => {
+              const load = (durationSec: number) =>
+                runLoad(ctx.root, {
+                  url: server.url,
+                  headers,
+                  body,
+                  connections: CONNECTIONS,
+                  durationSec,
+                });
+              await load(warmupSec());
+              const cpuBefore = await server.cpuMs();
+              const r = await load(measureSec());
+              const cpuUs = (((await server.cpuMs()) - cpuBefore) * 1000) / Math.max(1, r.ok);
+              if (r.non2xx > 0 || r.errors > 0)
+                throw new Error(`${target.name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+              return { rate: r.rate, cpuUs };
+            },
+          );
+          ctx.log(
+            `  detect, metrics ${target.name}: ${rate.toFixed(0)} req/s, ${cpuUs.toFixed(0)} us CPU per event`,
+          );
+          out[target.name] = { rate, cpuUs };
+        }
+        return { on: out[on.name] as One, off: out[off.name] as One };
+      },
+      { now: cpuTicksNow, between: stealBetween },
+      ctx.log,
+    );
+    const onRates = paired.kept.map((r) => r.on.rate);
+    const offRates = paired.kept.map((r) => r.off.rate);
+    const onCpu = paired.kept.map((r) => r.on.cpuUs);
+    const offCpu = paired.kept.map((r) => r.off.cpuUs);
     const exports = collector.total();
     if (exports === 0) throw new Error('export on: the collector received no OTLP request');
     const cpuRatios = onCpu.map((c, i) => c / (offCpu[i] ?? NaN));
@@ -80,14 +93,15 @@ export async function metricsCostRows(ctx: BenchContext): Promise<BenchRow[]> {
       warmupSec: warmupSec(),
       measureSec: measureSec(),
       otlpRequests: exports,
+      ...roundsDetail(paired),
     };
     return [
       // The cost itself: CPU per event is what the metrics add; the machine's load sways it less.
       ratioRow({
         id: 'P3',
         metric: `detect server CPU per no-op event, metrics exported over OTLP vs not (median of ${onCpu.length}; per-round ratio ${spread(cpuRatios)})`,
-        value: median(onCpu),
-        baseline: median(offCpu),
+        value: medianOrNaN(onCpu),
+        baseline: medianOrNaN(offCpu),
         unit: 'us',
         target: 'ratio <= 1.05',
         maxRatio: 1.05,
@@ -101,8 +115,8 @@ export async function metricsCostRows(ctx: BenchContext): Promise<BenchRow[]> {
       ratioRow({
         id: 'P3',
         metric: `detect no-op throughput, metrics exported over OTLP vs not (median of ${onRates.length}; per-round ratio ${spread(rateRatios)})`,
-        value: median(onRates),
-        baseline: median(offRates),
+        value: medianOrNaN(onRates),
+        baseline: medianOrNaN(offRates),
         unit: 'req/s',
         target: 'report (the load sways it; cost: the CPU row)',
         detail: {
@@ -112,7 +126,7 @@ export async function metricsCostRows(ctx: BenchContext): Promise<BenchRow[]> {
           perRoundRatios: rateRatios.map((r) => Math.round(r * 100) / 100),
         },
       }),
-    ];
+    ].map((row) => markNoisy(row, paired));
   } finally {
     await Promise.all([noApi.close(), collector.close()]);
   }

@@ -22,9 +22,18 @@ import { postOnce, spawnServer, timeToFirstAnswer, withFirstAnswer } from '../ha
 import { BENCH_OWNER_ENV, benchCluster } from './bench-system.js';
 import { createHealthyAg } from '../support/raw-kube.js';
 import { expectResult, untilResult } from './answers.js';
-import { median } from './stats.js';
+import { cpuTicksNow, stealBetween } from './host-steal.js';
+import { medianOrNaN } from './stats.js';
 import { metricsCostRows } from './p3-metrics.js';
-import { CONNECTIONS, measureSec, rounds, spread, warmupSec } from './p3-load.js';
+import {
+  CONNECTIONS,
+  markNoisy,
+  measureSec,
+  pairedRounds,
+  roundsDetail,
+  spread,
+  warmupSec,
+} from './p3-load.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { ratioRow, REPORT_ONLY, unmeasuredRow, valueRow } from './types.js';
 
@@ -83,20 +92,21 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
       await probe.stop();
     }
 
-    const n = rounds();
-    const rates: Record<string, number[]> = { detect: [], parser: [] };
-    const cpu: Record<string, number[]> = { detect: [], parser: [] };
-    for (let round = 0; round < n; round++) {
-      for (const target of round % 2 === 0 ? [echo, detect] : [detect, echo]) {
-        const m = await measure(ctx, target, headers, body);
-        rates[target.name]?.push(m.rate);
-        cpu[target.name]?.push(m.cpuUsPerEvent);
-      }
-    }
-    const dRates = rates['detect'] ?? [];
-    const pRates = rates['parser'] ?? [];
-    const dCpu = cpu['detect'] ?? [];
-    const pCpu = cpu['parser'] ?? [];
+    const paired = await pairedRounds(
+      async (round) => {
+        const out: Record<string, Measured> = {};
+        for (const target of round % 2 === 0 ? [echo, detect] : [detect, echo])
+          out[target.name] = await measure(ctx, target, headers, body);
+        return { detect: out['detect'] as Measured, parser: out['parser'] as Measured };
+      },
+      { now: cpuTicksNow, between: stealBetween },
+      ctx.log,
+    );
+    const n = paired.kept.length;
+    const dRates = paired.kept.map((r) => r.detect.rate);
+    const pRates = paired.kept.map((r) => r.parser.rate);
+    const dCpu = paired.kept.map((r) => r.detect.cpuUsPerEvent);
+    const pCpu = paired.kept.map((r) => r.parser.cpuUsPerEvent);
     // Round i measured both servers back to back: its ratio carries that moment's load.
     const rateRatios = dRates.map((r, i) => r / (pRates[i] ?? NaN));
     const cpuRatios = dCpu.map((c, i) => c / (pCpu[i] ?? NaN));
@@ -109,15 +119,16 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
       warmupSec: warmupSec(),
       measureSec: measureSec(),
       rounds: n,
+      ...roundsDetail(paired),
       baseline:
         "express + raw body + parseCloudEvent (detect's parser), 200; bundled as detect is (toolchain/bundle.mjs)",
     };
-    return [
+    const rows = [
       ratioRow({
         id: 'P3',
         metric: `detect no-op throughput vs detect's parser alone (median of ${n}; per-round ratio ${spread(rateRatios)})`,
-        value: median(dRates),
-        baseline: median(pRates),
+        value: medianOrNaN(dRates),
+        baseline: medianOrNaN(pRates),
         unit: 'req/s',
         target: 'ratio >= 0.9',
         minRatio: 0.9,
@@ -126,14 +137,14 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
           detectRuns: dRates.map(Math.round),
           parserRuns: pRates.map(Math.round),
           perRoundRatios: rateRatios.map((r) => Math.round(r * 100) / 100),
-          medianOfRoundRatios: median(rateRatios),
+          medianOfRoundRatios: medianOrNaN(rateRatios),
         },
       }),
       ratioRow({
         id: 'P3',
         metric: `server CPU per no-op event, detect vs parser alone (median; per-round ratio ${spread(cpuRatios)})`,
-        value: median(dCpu),
-        baseline: median(pCpu),
+        value: medianOrNaN(dCpu),
+        baseline: medianOrNaN(pCpu),
         unit: 'us',
         target: 'report',
         detail: {
@@ -145,7 +156,7 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
       valueRow({
         id: 'P3',
         metric: `detect's own CPU per no-op event beyond the parser (median of ${n} rounds)`,
-        value: median(overheadUs),
+        value: medianOrNaN(overheadUs),
         unit: 'us',
         ...REPORT_ONLY,
         detail: {
@@ -154,6 +165,9 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
           maxUs: Math.round(Math.max(...overheadUs)),
         },
       }),
+    ].map((row) => markNoisy(row, paired));
+    return [
+      ...rows,
       valueRow({
         id: 'P3',
         metric: 'detect API calls during the no-op load',
@@ -232,8 +246,7 @@ async function surfaceStalledRow(ctx: BenchContext): Promise<BenchRow> {
  * ServiceAccount and then finds in its cache. The ratio is the check's cost on the warm path.
  */
 async function authRows(ctx: BenchContext): Promise<BenchRow[]> {
-  const n = rounds();
-  const metric = `detect no-op throughput, sender authentication on vs off (median of ${n})`;
+  const metric = 'detect no-op throughput, sender authentication on vs off';
   let cluster;
   try {
     cluster = await benchCluster(ctx);
@@ -291,34 +304,36 @@ async function authRows(ctx: BenchContext): Promise<BenchRow[]> {
     } finally {
       await probe.stop();
     }
-    const rates: Record<string, number[]> = { on: [], off: [] };
-    const cpu: Record<string, number[]> = { on: [], off: [] };
-    for (let round = 0; round < n; round++) {
-      for (const [key, target, hdrs] of round % 2 === 0
-        ? ([
-            ['off', off, headers],
-            ['on', on, bearerHeaders],
-          ] as const)
-        : ([
-            ['on', on, bearerHeaders],
-            ['off', off, headers],
-          ] as const)) {
-        const m = await measure(ctx, target, hdrs, body);
-        rates[key]?.push(m.rate);
-        cpu[key]?.push(m.cpuUsPerEvent);
-      }
-    }
-    const onRates = rates['on'] ?? [];
-    const offRates = rates['off'] ?? [];
+    const paired = await pairedRounds(
+      async (round) => {
+        const out: Partial<Record<'on' | 'off', Measured>> = {};
+        for (const [key, target, hdrs] of round % 2 === 0
+          ? ([
+              ['off', off, headers],
+              ['on', on, bearerHeaders],
+            ] as const)
+          : ([
+              ['on', on, bearerHeaders],
+              ['off', off, headers],
+            ] as const))
+          out[key] = await measure(ctx, target, hdrs, body);
+        return out as Record<'on' | 'off', Measured>;
+      },
+      { now: cpuTicksNow, between: stealBetween },
+      ctx.log,
+    );
+    const n = paired.kept.length;
+    const onRates = paired.kept.map((r) => r.on.rate);
+    const offRates = paired.kept.map((r) => r.off.rate);
     const ratios = onRates.map((r, i) => r / (offRates[i] ?? NaN));
-    const onCpu = cpu['on'] ?? [];
-    const offCpu = cpu['off'] ?? [];
+    const onCpu = paired.kept.map((r) => r.on.cpuUsPerEvent);
+    const offCpu = paired.kept.map((r) => r.off.cpuUsPerEvent);
     const cpuRatios = onCpu.map((c, i) => c / (offCpu[i] ?? NaN));
     const throughput = ratioRow({
       id: 'P3',
-      metric: `${metric}; per-round ratio ${spread(ratios)}`,
-      value: median(onRates),
-      baseline: median(offRates),
+      metric: `${metric} (median of ${n}); per-round ratio ${spread(ratios)}`,
+      value: medianOrNaN(onRates),
+      baseline: medianOrNaN(offRates),
       unit: 'req/s',
       target: 'ratio >= 0.9',
       minRatio: 0.9,
@@ -327,6 +342,7 @@ async function authRows(ctx: BenchContext): Promise<BenchRow[]> {
         connections: CONNECTIONS,
         measureSec: measureSec(),
         rounds: n,
+        ...roundsDetail(paired),
         onRuns: onRates.map(Math.round),
         offRuns: offRates.map(Math.round),
         perRoundRatios: ratios.map((r) => Math.round(r * 100) / 100),
@@ -338,13 +354,13 @@ async function authRows(ctx: BenchContext): Promise<BenchRow[]> {
     const cpuRow = ratioRow({
       id: 'P3',
       metric: `server CPU per no-op event, sender authentication on vs off (median; per-round ratio ${spread(cpuRatios)})`,
-      value: median(onCpu),
-      baseline: median(offCpu),
+      value: medianOrNaN(onCpu),
+      baseline: medianOrNaN(offCpu),
       unit: 'us',
       target: 'report',
       detail: { onRuns: onCpu.map(Math.round), offRuns: offCpu.map(Math.round) },
     });
-    return [throughput, cpuRow];
+    return [throughput, cpuRow].map((row) => markNoisy(row, paired));
   } finally {
     await noApi.close();
     await rm(dir, { recursive: true, force: true });

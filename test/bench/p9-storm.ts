@@ -38,6 +38,7 @@ import {
   STORM_VIRTUAL_CLOCK_ENV,
   type StormClientProfile,
 } from '../support/storm.js';
+import { slowestFirstForces, type FirstForceTimeline } from '../harness/storm-timeline.js';
 import { withBenchSystem } from './bench-system.js';
 import { sizeNamed, smokeMode } from './smoke.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
@@ -83,6 +84,8 @@ const FIRST_FORCE_P99_S = 30;
 const RUN_MS = 24 * 60_000;
 const NAMESPACE = 'cozy-system';
 const WHERE = 'sim, virtual clock';
+/** The slowest first forces whose timelines the detail keeps. */
+const SLOWEST_SHOWN = 3;
 
 export const p9: BenchModule = {
   id: 'P9',
@@ -106,6 +109,7 @@ interface P9Run extends StormRunResult {
   events: EventLedger;
   followUps: FollowUpLedger;
   eventPath: EventPathStats;
+  slowestFirstForces: FirstForceTimeline[];
 }
 
 async function runOnce(
@@ -149,6 +153,7 @@ async function runOnce(
         events,
         followUps: followUpLedger(system),
         eventPath: eventPathStats(system),
+        slowestFirstForces: slowestFirstForces(system, r.figures.results, SLOWEST_SHOWN),
       };
     },
   );
@@ -218,10 +223,12 @@ function stormRows(
         role: r.member.role,
         outcome: r.outcome,
         stallToOutcomeS: r.stallToOutcomeMs === null ? null : r.stallToOutcomeMs / 1000,
+        stallToFirstForceS: r.stallToFirstForceMs === null ? null : r.stallToFirstForceMs / 1000,
         forces: r.forces,
         stalls: r.stalls,
         failures: r.failures,
       })),
+    slowestFirstForces: storm.slowestFirstForces,
     honestForced: f.honestForced,
     stormStalls: f.stormStalls,
     functionRequestsByCall: f.functionRequestsByCall,

@@ -4,6 +4,11 @@ export function median(samples: readonly number[]): number {
   return percentile(samples, 50);
 }
 
+/** The median, or NaN for an empty sample (a row with nothing measured). */
+export function medianOrNaN(samples: readonly number[]): number {
+  return samples.length === 0 ? NaN : median(samples);
+}
+
 /** Nearest-rank percentile (p in 0..100) of a non-empty sample. */
 export function percentile(samples: readonly number[], p: number): number {
   if (samples.length === 0) throw new Error('percentile of an empty sample');

@@ -38,6 +38,7 @@ const detectTransient = redelivered('nothing decided or armed; the redelivery do
 
 /** The alarm's read-modify-write retries on 409 (a lost create race or a stale precondition). */
 const alarmWrite = conflictReread({
+  repeatable: true,
   before: 're-read and written again',
   after: 'the write applied: the re-read finds the alarm as wanted',
   otherwise:
@@ -47,6 +48,8 @@ const alarmWrite = conflictReread({
 /** force-drift: a 409 is re-read and re-decided; anything else is finished by the redelivery. */
 const conflictRedecided = (before: string, after: string, afterStatus: 200 | 503 = 200) =>
   conflictReread({
+    // Every force-drift write but the bump carries its precondition (ADR 71).
+    repeatable: true,
     before,
     after,
     afterStatus,
@@ -291,6 +294,7 @@ defineFaultMatrix([
           },
         }),
         expect: conflictReread({
+          repeatable: true,
           before: 'precondition failed: re-read fresh and written',
           after: 'the write applied: the fresh re-read is in step',
           otherwise: 'transient: the redelivery writes or finds it in step',

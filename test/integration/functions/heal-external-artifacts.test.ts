@@ -372,8 +372,9 @@ describe('heal-external-artifacts', () => {
 describe('heal-external-artifacts on a degraded API server', () => {
   // Each call in turn fails (5xx, 429, a cut connection, a timeout): the answer is 503 (the Broker
   // redelivers), nothing half done is left that the redelivery cannot finish, and the redelivery
-  // heals with one bump in all. A read after the delivery's first answer fails twice: once, it is
-  // read again in place (ADR 70).
+  // heals with one bump in all. A read after the delivery's first answer, and a write with its
+  // precondition (the delete, the bump), fail twice: once, they are sent again in place (ADR 70,
+  // ADR 71).
   it.each<
     [
       string,
@@ -391,9 +392,9 @@ describe('heal-external-artifacts on a degraded API server', () => {
       429,
       2,
     ],
-    ['the delete', { verb: 'delete', resource: 'externalartifacts' }, 'reset', 0, 1],
-    ['the bump', { verb: 'patch', resource: 'artifactgenerators' }, 'status', 500, 1],
-    ['the bump (timeout)', { verb: 'patch', resource: 'artifactgenerators' }, 'timeout', 0, 1],
+    ['the delete', { verb: 'delete', resource: 'externalartifacts' }, 'reset', 0, 2],
+    ['the bump', { verb: 'patch', resource: 'artifactgenerators' }, 'status', 500, 2],
+    ['the bump (timeout)', { verb: 'patch', resource: 'artifactgenerators' }, 'timeout', 0, 2],
   ])(
     '%s fails: 503, then the redelivery heals with one bump',
     async (_what, match, kind, status, times) => {
@@ -421,7 +422,7 @@ describe('heal-external-artifacts on a degraded API server', () => {
     },
   );
 
-  it('the bump applied but its answer lost: 503, and the redelivery finds it pending (no second bump)', async () => {
+  it('the bump applied but its answer lost: sent again in place, refused by its precondition, and the re-read finds it pending (no second bump)', async () => {
     const { s, ag, ea } = await healWithEaDeleted();
     const fault = suite.proxy.addFault({
       kind: 'status',
@@ -431,12 +432,21 @@ describe('heal-external-artifacts on a degraded API server', () => {
       times: 1,
     });
     const m = mark();
-    expect((await postEvent(s.url, eaEvent(ea, APISERVER_DELETE))).status).toBe(503);
-    fault.remove();
+    // ADR 71: the bump carries the AG's resourceVersion, so its second send answers 409 and the
+    // delivery re-reads the AG: the bump it made is pending.
     await expectAnswer(s, eaEvent(ea, APISERVER_DELETE), 'request-pending');
+    fault.remove();
+    expect(
+      callsSince(m)
+        .filter((c) => c.verb === 'patch' && c.resource === 'artifactgenerators')
+        .map((c) => c.status),
+    ).toEqual([500, 409]);
     const applied = agPatchesSince(m, true);
     expect(applied).toHaveLength(1);
     expect(await requestedAtOf(ag)).toBeDefined();
+    // A redelivery afterwards: pending, nothing more written.
+    await expectAnswer(s, eaEvent(ea, APISERVER_DELETE), 'request-pending');
+    expect(agPatchesSince(m, true)).toHaveLength(1);
   });
 
   it('Events refused (403): the heal is still done and answered 200', async () => {
@@ -820,7 +830,8 @@ describe("heal-external-artifacts: a tenant's AGs and ExternalArtifacts", () => 
         kind: 'status',
         status: 500,
         match: { clientTag: TAG, verb: 'patch', resource: 'artifactgenerators' },
-        times: 1,
+        // Twice: once, the preconditioned bump is sent again in place (ADR 71).
+        times: 2,
       });
       const m = mark();
       const first = await postEvent(s.url, eaEvent(pinned));
@@ -833,6 +844,7 @@ describe("heal-external-artifacts: a tenant's AGs and ExternalArtifacts", () => 
       expect(await requestedAtOf(ag)).toBe(formatTimeNano(T0 + 60_000));
       expect(tenantWritesSince(m)).toEqual([
         'delete externalartifacts 200',
+        'patch artifactgenerators 500',
         'patch artifactgenerators 500',
         'patch artifactgenerators 200',
       ]);

@@ -520,7 +520,8 @@ describe('the history kept by the process', () => {
       async (_label, failing) => {
         const { last: ag } = await rebuildAg(kc, { at: T0, lose: true });
         const f = await suite.startForceDrift(new SettableClock(INSIDE_GRACE));
-        suite.proxy.addFault({ kind: 'status', status: 500, times: 1, match: failing });
+        // Twice: once, the call is sent again in place (ADR 71: a read, a preconditioned claim).
+        suite.proxy.addFault({ kind: 'status', status: 500, times: 2, match: failing });
         const event = signalledForce(ag);
         expect((await postEvent(f.url, event)).status).toBe(503);
         // The history was read in the first delivery, beside the AG read (it may answer after 503).
@@ -547,10 +548,11 @@ describe('the history kept by the process', () => {
     it('a history read that failed is not kept: the redelivery reads it again and forces', async () => {
       const { last: ag } = await rebuildAg(kc, { at: T0, lose: true });
       const f = await suite.startForceDrift(new SettableClock(INSIDE_GRACE));
+      // Twice: once, it is read again in place beside the AG read (ADR 71).
       suite.proxy.addFault({
         kind: 'status',
         status: 500,
-        times: 1,
+        times: 2,
         match: historyRead('force-drift'),
       });
       const event = signalledForce(ag);
@@ -558,11 +560,12 @@ describe('the history kept by the process', () => {
         status: 503,
         body: { result: 'history' },
       });
+      expect(historyReads('force-drift', ag).map((c) => c.status)).toEqual([500, 500]);
       expect(await postEvent(f.url, event)).toMatchObject({
         status: 200,
         body: { result: 'forced' },
       });
-      expect(historyReads('force-drift', ag)).toHaveLength(2);
+      expect(historyReads('force-drift', ag).map((c) => c.status)).toEqual([500, 500, 200]);
     });
   });
 

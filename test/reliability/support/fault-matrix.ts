@@ -46,13 +46,33 @@ export const readAgainInPlace =
       ? { status: 200, why: 'read again in place (ADR 70): the delivery completes' }
       : otherwise(f);
 
+/** The faults a repeatable call is sent again in place after (shared/kube/in-place-retry.ts). */
+const TRANSIENT_LABELS: readonly string[] = ['500', '429', 'timeout', 'reset'];
+
 /**
  * A write's cells: a 409 is re-read within the request (`before`: the write failed; `after`: it
- * applied and its answer was lost, 200 unless `afterStatus`); the others as `redelivered`.
+ * applied and its answer was lost, 200 unless `afterStatus`); the others as `redelivered`. A
+ * repeatable write (a resourceVersion precondition, or a create naming its object: ADR 71) that
+ * failed transiently is sent again in place: `before`, it lands; `after`, the first send ran and
+ * the second meets it as a 409 does.
  */
 export const conflictReread =
-  (o: { before: string; after: string; afterStatus?: 200 | 503; otherwise: string }) =>
+  (o: {
+    before: string;
+    after: string;
+    afterStatus?: 200 | 503;
+    otherwise: string;
+    repeatable?: boolean;
+  }) =>
   (f: FaultCase): Expectation => {
+    if (o.repeatable === true && TRANSIENT_LABELS.includes(f.label)) {
+      return f.phase === 'before'
+        ? { status: 200, why: 'sent again in place (ADR 71): it lands' }
+        : {
+            status: o.afterStatus ?? 200,
+            why: `sent again in place (ADR 71), meeting the first send (409, or 404 for a delete): ${o.after}`,
+          };
+    }
     if (f.label !== '409') return redelivered(o.otherwise)(f);
     return f.phase === 'before'
       ? { status: 200, why: o.before }

@@ -1,10 +1,11 @@
-// The in-place retry's rules (shared/kube/in-place-retry.ts, docs/adr/0070), table-driven, on a
+// The in-place retry's rules (shared/kube/in-place-retry.ts, docs/adr/0070 and 0071), table-driven, on a
 // scripted Send (the answers a real API server gives through the fault proxy are proved in
 // test/integration/in-place-retry.test.ts) inside a delivery as function-app.ts runs one, its
 // waits on a hand-set clock.
 
 import { describe, expect, it } from 'vitest';
 import {
+  isRepeatable,
   MAX_RETRIES,
   MAX_WAIT_MS,
   retryWaitMs,
@@ -24,6 +25,81 @@ const status = (statusCode: number, retryAfterSeconds?: number): HttpOutcome => 
 const GET: HttpRequest = { method: 'GET', path: '/api/v1/namespaces/a/things/b' };
 const PATCH: HttpRequest = { method: 'PATCH', path: '/api/v1/namespaces/a/things/b', body: {} };
 const POST: HttpRequest = { method: 'POST', path: '/api/v1/namespaces/a/events', body: {} };
+/** A write with a resourceVersion precondition: its second send answers 409 once the first ran. */
+const PATCH_RV: HttpRequest = {
+  method: 'PATCH',
+  path: '/api/v1/namespaces/a/things/b',
+  body: { metadata: { annotations: { x: '1' }, resourceVersion: '42' } },
+};
+/** A create that names its object: its second send answers 409 AlreadyExists. */
+const POST_NAMED: HttpRequest = {
+  method: 'POST',
+  path: '/api/v1/namespaces/a/events',
+  body: { metadata: { name: 'ag.1' } },
+};
+const DELETE_RV: HttpRequest = {
+  method: 'DELETE',
+  path: '/api/v1/namespaces/a/things/b',
+  body: { preconditions: { uid: 'u', resourceVersion: '42' } },
+};
+
+describe('isRepeatable: sending it twice leaves what sending it once leaves', () => {
+  it.each<[string, Pick<HttpRequest, 'method' | 'body' | 'once'>, boolean]>([
+    ['a read', GET, true],
+    ['a create naming its object', POST_NAMED, true],
+    ['a patch with a resourceVersion precondition', PATCH_RV, true],
+    ['a delete with a resourceVersion precondition', DELETE_RV, true],
+    [
+      'a status patch with a resourceVersion precondition',
+      { method: 'PATCH', body: { metadata: { resourceVersion: '7' }, status: { conditions: [] } } },
+      true,
+    ],
+    ['a patch without a precondition', PATCH, false],
+    [
+      'a patch with an empty resourceVersion',
+      { method: 'PATCH', body: { metadata: { resourceVersion: '' } } },
+      false,
+    ],
+    [
+      'a patch with a numeric resourceVersion',
+      { method: 'PATCH', body: { metadata: { resourceVersion: 42 } } },
+      false,
+    ],
+    ['a patch whose body is a JSON patch array', { method: 'PATCH', body: [{ op: 'add' }] }, false],
+    ['a create without a name', POST, false],
+    [
+      'an Event create (once: its AlreadyExists would count a second occurrence)',
+      { method: 'POST', body: { metadata: { name: 'ag.0123456789abcdef' } }, once: true },
+      false,
+    ],
+    [
+      'a create with generateName',
+      { method: 'POST', body: { metadata: { name: 'x', generateName: 'x-' } } },
+      false,
+    ],
+    [
+      'a review (TokenReview: no metadata)',
+      {
+        method: 'POST',
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 't' } },
+      },
+      false,
+    ],
+    [
+      'a delete without preconditions',
+      { method: 'DELETE', body: { propagationPolicy: 'Background' } },
+      false,
+    ],
+    [
+      'a delete with a uid precondition only',
+      { method: 'DELETE', body: { preconditions: { uid: 'u' } } },
+      false,
+    ],
+    ['a delete without a body', { method: 'DELETE' }, false],
+  ])('%s: %s', (_name, req, expected) => {
+    expect(isRepeatable(req)).toBe(expected);
+  });
+});
 
 describe('retryWaitMs: which failure is tried again in place, after how long', () => {
   it.each<[string, HttpRequest, HttpOutcome, number | undefined]>([
@@ -39,6 +115,16 @@ describe('retryWaitMs: which failure is tried again in place, after how long', (
     ['a create after 429, Retry-After 2', POST, status(429, 2), 2000],
     ['a patch after 503, Retry-After 1', PATCH, status(503, 1), 1000],
     ['a patch after 500 (it may have run)', PATCH, status(500), undefined],
+    ['a preconditioned patch after 500', PATCH_RV, status(500), 0],
+    ['a preconditioned patch after a timeout', PATCH_RV, { kind: 'timeout', timeoutMs: 1 }, 0],
+    ['a preconditioned delete after 503', DELETE_RV, status(503), 0],
+    [
+      'a named create after a cut connection',
+      POST_NAMED,
+      { kind: 'transport', message: 'EPIPE' },
+      0,
+    ],
+    ['a preconditioned patch after 409 (the answer itself)', PATCH_RV, status(409), undefined],
     ['a create after 429 without Retry-After', POST, status(429), undefined],
     [
       'a patch after a timeout (it may have run)',
@@ -67,6 +153,20 @@ describe('retryWaitMs: which failure is tried again in place, after how long', (
   it('the bound is inclusive: a Retry-After of exactly MAX_WAIT_MS is sat out', () => {
     expect(retryWaitMs(GET, status(429, MAX_WAIT_MS / 1000))).toBe(MAX_WAIT_MS);
   });
+
+  it.each<[string, HttpRequest, HttpOutcome, number | undefined]>([
+    ['a read after 500', GET, status(500), undefined],
+    ['a read after a timeout', GET, { kind: 'timeout', timeoutMs: 1 }, undefined],
+    ['a preconditioned patch after 500', PATCH_RV, status(500), undefined],
+    ['a read after 429, Retry-After 1', GET, status(429, 1), 1000],
+    ['a patch after 503, Retry-After 2', PATCH, status(503, 2), 2000],
+    ['a read after 429, Retry-After above the bound', GET, status(429, 6), undefined],
+  ])(
+    'before the delivery has an answer, only a Retry-After counts: %s',
+    (_n, req, outcome, expected) => {
+      expect(retryWaitMs(req, outcome, MAX_WAIT_MS, true)).toBe(expected);
+    },
+  );
 });
 
 /** A Send answering from `script` in order (the last answer repeats); the requests it saw. */
@@ -114,6 +214,27 @@ describe('retryingInPlace inside a delivery', () => {
       [GET],
       1,
       500,
+    ],
+    [
+      'the first call refused with Retry-After 0 is sent again (the server named its moment)',
+      [status(429, 0), ok],
+      [GET],
+      2,
+      200,
+    ],
+    [
+      'a preconditioned write failing with 500 after an answered call is sent again',
+      [ok, status(500), ok],
+      [GET, PATCH_RV],
+      3,
+      200,
+    ],
+    [
+      'a preconditioned write whose first send ran: the second answers 409, and that is the answer',
+      [ok, status(500), status(409)],
+      [GET, PATCH_RV],
+      3,
+      409,
     ],
     [
       'a write failing with 500 after an answered call is not',
@@ -190,5 +311,99 @@ describe('retryingInPlace inside a delivery', () => {
     clock.advance(5_000);
     await ticks(20);
     expect(sent).toHaveLength(2);
+  });
+
+  describe('a call sent beside another, failing before the other answered', () => {
+    /** A Send whose answers the test gives, call by call, in the order the calls were sent. */
+    function manual() {
+      const pending: { req: HttpRequest; answer: (o: HttpOutcome) => void }[] = [];
+      const send: Send = (req) =>
+        new Promise<HttpOutcome>((resolve) => pending.push({ req, answer: resolve }));
+      return { send, pending };
+    }
+
+    it('waits for its sibling; the sibling answered, it is tried again at once', async () => {
+      const { send, pending } = manual();
+      const retrying = retryingInPlace(send, { clock: new SettableClock(0) });
+      const both = inDelivery(new DeliveryControl(), () =>
+        Promise.all([retrying(GET), retrying(GET)]),
+      );
+      await ticks();
+      expect(pending).toHaveLength(2);
+      pending[1]?.answer(status(500)); // the history read fails first
+      await ticks();
+      expect(pending).toHaveLength(2); // nothing sent while the sibling is out
+      pending[0]?.answer(ok); // the AG read answers: the server is not out
+      await ticks(20);
+      expect(pending).toHaveLength(3);
+      pending[2]?.answer(ok);
+      const [first, second] = await both;
+      expect(first).toEqual(ok);
+      expect(second).toEqual(ok);
+    });
+
+    it('both failing: neither is tried again (an outage costs no more than the redelivery)', async () => {
+      const { send, pending } = manual();
+      const retrying = retryingInPlace(send, { clock: new SettableClock(0) });
+      const both = inDelivery(new DeliveryControl(), () =>
+        Promise.all([retrying(GET), retrying(GET)]),
+      );
+      await ticks();
+      pending[1]?.answer(status(500));
+      await ticks();
+      pending[0]?.answer({ kind: 'timeout', timeoutMs: 10_000 });
+      const [first, second] = await both;
+      expect(first.kind).toBe('timeout');
+      expect(second).toEqual(status(500));
+      expect(pending).toHaveLength(2);
+    });
+
+    it('a write without a precondition does not wait and is not tried again', async () => {
+      const { send, pending } = manual();
+      const retrying = retryingInPlace(send, { clock: new SettableClock(0) });
+      let patched: HttpOutcome | undefined;
+      const both = inDelivery(new DeliveryControl(), () =>
+        Promise.all([
+          retrying(GET),
+          retrying(PATCH).then((o) => {
+            patched = o;
+            return o;
+          }),
+        ]),
+      );
+      await ticks();
+      pending[1]?.answer(status(500));
+      await ticks(20);
+      expect(patched).toEqual(status(500)); // answered before its sibling
+      pending[0]?.answer(ok);
+      await both;
+      expect(pending).toHaveLength(2);
+    });
+
+    it('the delivery ending while it waits: it answers its failure and nothing more is sent', async () => {
+      const { send, pending } = manual();
+      const retrying = retryingInPlace(send, { clock: new SettableClock(0) });
+      const delivery = new DeliveryControl();
+      let failed: HttpOutcome | undefined;
+      const both = inDelivery(delivery, () =>
+        Promise.all([
+          retrying(GET),
+          retrying(GET).then((o) => {
+            failed = o;
+            return o;
+          }),
+        ]),
+      );
+      await ticks();
+      pending[1]?.answer(status(503));
+      await ticks();
+      expect(failed).toBeUndefined();
+      delivery.abort(new Error('deadline'));
+      await ticks(20);
+      expect(failed).toEqual(status(503));
+      pending[0]?.answer(ok);
+      await both;
+      expect(pending).toHaveLength(2);
+    });
   });
 });
