@@ -2,7 +2,7 @@
 // process, 10 connections, a warm-up, then the measured seconds, in rounds alternating which
 // server goes first.
 
-import type { CpuTicks } from './host-steal.js';
+import { cpuTicksNow, stealBetween, type CpuTicks } from './host-steal.js';
 import { sized } from './smoke.js';
 
 export const CONNECTIONS = 10;
@@ -51,11 +51,11 @@ export interface PairedRounds<T> {
  */
 export async function pairedRounds<T>(
   round: (index: number) => Promise<T>,
+  log: (line: string) => void,
   steal: {
     now: () => CpuTicks | null;
     between: (a: CpuTicks | null, b: CpuTicks | null) => number | null;
-  },
-  log: (line: string) => void,
+  } = { now: cpuTicksNow, between: stealBetween },
 ): Promise<PairedRounds<T>> {
   const wanted = rounds();
   const kept: T[] = [];

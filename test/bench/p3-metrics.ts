@@ -14,7 +14,6 @@ import { runLoad } from './load.js';
 import { startCountingServer } from './counting-server.js';
 import { startNoApiDetect } from './no-api-detect.js';
 import { withFirstAnswer } from '../harness/functions.js';
-import { cpuTicksNow, stealBetween } from './host-steal.js';
 import { medianOrNaN } from './stats.js';
 import {
   CONNECTIONS,
@@ -43,43 +42,39 @@ export async function metricsCostRows(ctx: BenchContext): Promise<BenchRow[]> {
       },
     };
     type One = { rate: number; cpuUs: number };
-    const paired = await pairedRounds(
-      async (round) => {
-        const out: Record<string, One> = {};
-        for (const target of round % 2 === 0 ? [off, on] : [on, off]) {
-          const { rate, cpuUs } = await withFirstAnswer(
-            scripts.detect,
-            target.env,
-            headers,
-            body,
-            async (server) => {
-              const load = (durationSec: number) =>
-                runLoad(ctx.root, {
-                  url: server.url,
-                  headers,
-                  body,
-                  connections: CONNECTIONS,
-                  durationSec,
-                });
-              await load(warmupSec());
-              const cpuBefore = await server.cpuMs();
-              const r = await load(measureSec());
-              const cpuUs = (((await server.cpuMs()) - cpuBefore) * 1000) / Math.max(1, r.ok);
-              if (r.non2xx > 0 || r.errors > 0)
-                throw new Error(`${target.name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-              return { rate: r.rate, cpuUs };
-            },
-          );
-          ctx.log(
-            `  detect, metrics ${target.name}: ${rate.toFixed(0)} req/s, ${cpuUs.toFixed(0)} us CPU per event`,
-          );
-          out[target.name] = { rate, cpuUs };
-        }
-        return { on: out[on.name] as One, off: out[off.name] as One };
-      },
-      { now: cpuTicksNow, between: stealBetween },
-      ctx.log,
-    );
+    const paired = await pairedRounds(async (round) => {
+      const out: Record<string, One> = {};
+      for (const target of round % 2 === 0 ? [off, on] : [on, off]) {
+        const { rate, cpuUs } = await withFirstAnswer(
+          scripts.detect,
+          target.env,
+          headers,
+          body,
+          async (server) => {
+            const load = (durationSec: number) =>
+              runLoad(ctx.root, {
+                url: server.url,
+                headers,
+                body,
+                connections: CONNECTIONS,
+                durationSec,
+              });
+            await load(warmupSec());
+            const cpuBefore = await server.cpuMs();
+            const r = await load(measureSec());
+            const cpuUs = (((await server.cpuMs()) - cpuBefore) * 1000) / Math.max(1, r.ok);
+            if (r.non2xx > 0 || r.errors > 0)
+              throw new Error(`${target.name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+            return { rate: r.rate, cpuUs };
+          },
+        );
+        ctx.log(
+          `  detect, metrics ${target.name}: ${rate.toFixed(0)} req/s, ${cpuUs.toFixed(0)} us CPU per event`,
+        );
+        out[target.name] = { rate, cpuUs };
+      }
+      return { on: out[on.name] as One, off: out[off.name] as One };
+    }, ctx.log);
     const onRates = paired.kept.map((r) => r.on.rate);
     const offRates = paired.kept.map((r) => r.off.rate);
     const onCpu = paired.kept.map((r) => r.on.cpuUs);

@@ -22,7 +22,6 @@ import { postOnce, spawnServer, timeToFirstAnswer, withFirstAnswer } from '../ha
 import { BENCH_OWNER_ENV, benchCluster } from './bench-system.js';
 import { createHealthyAg } from '../support/raw-kube.js';
 import { expectResult, untilResult } from './answers.js';
-import { cpuTicksNow, stealBetween } from './host-steal.js';
 import { medianOrNaN } from './stats.js';
 import { metricsCostRows } from './p3-metrics.js';
 import {
@@ -92,16 +91,12 @@ async function detectRows(ctx: BenchContext): Promise<BenchRow[]> {
       await probe.stop();
     }
 
-    const paired = await pairedRounds(
-      async (round) => {
-        const out: Record<string, Measured> = {};
-        for (const target of round % 2 === 0 ? [echo, detect] : [detect, echo])
-          out[target.name] = await measure(ctx, target, headers, body);
-        return { detect: out['detect'] as Measured, parser: out['parser'] as Measured };
-      },
-      { now: cpuTicksNow, between: stealBetween },
-      ctx.log,
-    );
+    const paired = await pairedRounds(async (round) => {
+      const out: Record<string, Measured> = {};
+      for (const target of round % 2 === 0 ? [echo, detect] : [detect, echo])
+        out[target.name] = await measure(ctx, target, headers, body);
+      return { detect: out['detect'] as Measured, parser: out['parser'] as Measured };
+    }, ctx.log);
     const n = paired.kept.length;
     const dRates = paired.kept.map((r) => r.detect.rate);
     const pRates = paired.kept.map((r) => r.parser.rate);
@@ -304,24 +299,20 @@ async function authRows(ctx: BenchContext): Promise<BenchRow[]> {
     } finally {
       await probe.stop();
     }
-    const paired = await pairedRounds(
-      async (round) => {
-        const out: Partial<Record<'on' | 'off', Measured>> = {};
-        for (const [key, target, hdrs] of round % 2 === 0
-          ? ([
-              ['off', off, headers],
-              ['on', on, bearerHeaders],
-            ] as const)
-          : ([
-              ['on', on, bearerHeaders],
-              ['off', off, headers],
-            ] as const))
-          out[key] = await measure(ctx, target, hdrs, body);
-        return out as Record<'on' | 'off', Measured>;
-      },
-      { now: cpuTicksNow, between: stealBetween },
-      ctx.log,
-    );
+    const paired = await pairedRounds(async (round) => {
+      const out: Partial<Record<'on' | 'off', Measured>> = {};
+      for (const [key, target, hdrs] of round % 2 === 0
+        ? ([
+            ['off', off, headers],
+            ['on', on, bearerHeaders],
+          ] as const)
+        : ([
+            ['on', on, bearerHeaders],
+            ['off', off, headers],
+          ] as const))
+        out[key] = await measure(ctx, target, hdrs, body);
+      return out as Record<'on' | 'off', Measured>;
+    }, ctx.log);
     const n = paired.kept.length;
     const onRates = paired.kept.map((r) => r.on.rate);
     const offRates = paired.kept.map((r) => r.off.rate);

@@ -108,8 +108,8 @@ describe('pairedRounds', () => {
         order.push(i);
         return i;
       },
-      host,
       () => undefined,
+      host,
     );
     expect(order).toEqual(Array.from({ length: ran }, (_, i) => i));
     expect(r.kept).toHaveLength(kept);
@@ -128,8 +128,8 @@ describe('pairedRounds', () => {
   it('a row built on too few quiet rounds misses its target and says why', async () => {
     const r = await pairedRounds(
       async (i) => i,
-      hostWith(Array(2 * n).fill(0.3)),
       () => {},
+      hostWith(Array(2 * n).fill(0.3)),
     );
     const row = markNoisy({ metric: 'detect vs parser', pass: true as boolean | null }, r);
     expect(row.pass).toBe(false);
@@ -138,8 +138,8 @@ describe('pairedRounds', () => {
     expect(report.pass).toBeNull();
     const fine = await pairedRounds(
       async (i) => i,
-      hostWith(quiet),
       () => {},
+      hostWith(quiet),
     );
     const kept = { metric: 'detect vs parser', pass: true as boolean | null };
     expect(markNoisy(kept, fine)).toBe(kept);
